@@ -1,0 +1,20 @@
+/*
+ * cmd-run.c: placeholder commands, not built yet.
+ */
+#include "holt.h"
+
+static int
+cmd_not_yet(int argc, char **argv)
+{
+	if (cmd_wants_help(argc, argv)) {
+		printf("holt %s: not yet\n", argv[0]);
+		return EXIT_OK;
+	}
+	fprintf(stderr, "holt: %s: not yet\n", argc > 0 ? argv[0] : "holt");
+	return EXIT_ERR;
+}
+
+const struct cmd_entry cmd_run_entry = {
+	"run", "[options] --headless TASK...", "run the agent without a screen", cmd_not_yet
+};
+

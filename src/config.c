@@ -1,0 +1,407 @@
+/*
+ * config.c: holt.conf (holt.conf(5)).
+ *
+ *	# comment
+ *	model = anthropic:claude-sonnet-4-5
+ *	steps = 40
+ *	price.openai:gpt-4.1 = 2.00 8.00	# USD per million tokens in, out
+ *	[repo ~/src/parser]
+ *	test_command = npm test
+ *
+ * Every option has one name for the file, the command line (--steps) and
+ * `holt config show`. Values are layered: default < file < [repo] section <
+ * command line. An unknown key is harmless (a warning); a malformed line or
+ * a bad value for a known key refuses the file, naming file and line.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "holt.h"
+
+enum config_type { CT_STR, CT_NUM, CT_BOOL, CT_ENUM, CT_SIZE };
+
+struct config_opt {
+	const char	*key;
+	enum config_type type;
+	const char	*dflt;
+	const char	*choices;	/* CT_ENUM: "a|b|c" */
+	const char	*help;
+};
+
+static const struct config_opt config_opts[] = {
+	{ "model", CT_STR, "", NULL, "the model, PROVIDER:NAME" },
+	{ "base_url", CT_STR, "", NULL, "API base URL of the provider" },
+	{ "openai_api_key", CT_STR, "", NULL, "key for openai: (else OPENAI_API_KEY)" },
+	{ "anthropic_api_key", CT_STR, "", NULL, "key for anthropic: (else ANTHROPIC_API_KEY)" },
+	{ "mode", CT_ENUM, "auto", "manual|auto|strict|trust", "approval mode" },
+	{ "steps", CT_NUM, "25", NULL, "step cap of one run" },
+	{ "budget_tokens", CT_NUM, "0", NULL, "token budget of a session (0: none)" },
+	{ "budget_usd", CT_STR, "0", NULL, "cost budget of a session in USD (0: none)" },
+	{ "test_command", CT_STR, "", NULL, "what run_tests runs" },
+	{ "net", CT_ENUM, "off", "off|on", "sandbox network" },
+	{ "memory", CT_SIZE, "2G", NULL, "sandbox memory limit" },
+	{ "pids", CT_NUM, "512", NULL, "sandbox process limit" },
+	{ "command_timeout", CT_NUM, "600", NULL, "seconds a command may run" },
+	{ "output_cap", CT_SIZE, "32K", NULL, "tool output given to the model" },
+	{ "request_timeout", CT_NUM, "300", NULL, "seconds for one model request" },
+	{ "idle_timeout", CT_NUM, "90", NULL, "seconds without stream data" },
+	{ "theme", CT_STR, "default", NULL, "colour theme (themes/NAME.theme)" },
+	{ "prefix", CT_STR, "C-b", NULL, "prefix key of the TUI" },
+	{ "approval_timeout", CT_NUM, "0", NULL, "seconds an approval waits while detached (0: forever)" },
+	{ "approval_default", CT_ENUM, "deny", "allow|deny", "answer after approval_timeout" },
+	{ "secret_vars", CT_STR, "", NULL, "more variable names whose values are redacted" },
+	{ "git_token", CT_STR, "", NULL, "token for https git and the PR API (else GITHUB_TOKEN, HOLT_GIT_TOKEN)" },
+	{ "github_api_url", CT_STR, "https://api.github.com", NULL, "API base for pull requests" },
+};
+
+struct config_val {
+	char		*key;
+	char		*value;
+	char		*source;
+	char		*repo;		/* set in [repo X] */
+	int		 cmdline;
+	struct config_val *next;
+};
+
+static struct config_val	*config_vals;
+static char			*config_repo;
+static int			 config_loaded;
+
+static const struct config_opt *
+config_find_opt(const char *key)
+{
+	size_t	 i;
+
+	for (i = 0; i < nitems(config_opts); i++) {
+		if (strcmp(config_opts[i].key, key) == 0)
+			return &config_opts[i];
+	}
+	return NULL;
+}
+
+static int
+config_parse_size(const char *v, long long *out)
+{
+	char		*end;
+	long long	 n;
+
+	errno = 0;
+	n = strtoll(v, &end, 10);
+	if (errno != 0 || end == v || n < 0)
+		return -1;
+	switch (toupper((unsigned char)*end)) {
+	case '\0':
+		break;
+	case 'K':
+		n <<= 10; end++;
+		break;
+	case 'M':
+		n <<= 20; end++;
+		break;
+	case 'G':
+		n <<= 30; end++;
+		break;
+	default:
+		return -1;
+	}
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end != '\0')
+		return -1;
+	*out = n;
+	return 0;
+}
+
+/* Check a value against its option; NULL if fine, else a message. */
+static char *
+config_check(const struct config_opt *o, const char *v)
+{
+	char		*end;
+	const char	*p, *bar;
+	long long	 n;
+	size_t		 len = strlen(v);
+
+	switch (o->type) {
+	case CT_STR:
+		return NULL;
+	case CT_NUM:
+		errno = 0;
+		n = strtoll(v, &end, 10);
+		if (errno != 0 || end == v || *end != '\0' || n < 0)
+			return xprintf("%s: '%s' is not a number", o->key, v);
+		return NULL;
+	case CT_SIZE:
+		if (config_parse_size(v, &n) != 0)
+			return xprintf("%s: '%s' is not a size (like 512M)",
+			    o->key, v);
+		return NULL;
+	case CT_BOOL:
+		if (strcmp(v, "yes") == 0 || strcmp(v, "no") == 0 ||
+		    strcmp(v, "on") == 0 || strcmp(v, "off") == 0 ||
+		    strcmp(v, "true") == 0 || strcmp(v, "false") == 0)
+			return NULL;
+		return xprintf("%s: '%s' is not yes or no", o->key, v);
+	case CT_ENUM:
+		for (p = o->choices; p != NULL; p = bar != NULL ? bar + 1 : NULL) {
+			bar = strchr(p, '|');
+			if ((bar != NULL ? (size_t)(bar - p) : strlen(p)) == len &&
+			    strncmp(p, v, len) == 0)
+				return NULL;
+		}
+		return xprintf("%s: '%s' is not one of %s", o->key, v,
+		    o->choices);
+	}
+	return NULL;
+}
+
+static void
+config_add(const char *key, const char *value, const char *source,
+    const char *repo, int cmdline)
+{
+	struct config_val	*cv = xcalloc(1, sizeof *cv);
+
+	cv->key = xstrdup(key);
+	cv->value = xstrdup(value);
+	cv->source = xstrdup(source);
+	cv->repo = repo != NULL ? xstrdup(repo) : NULL;
+	cv->cmdline = cmdline;
+	cv->next = config_vals;
+	config_vals = cv;
+}
+
+static char *
+trim(char *s)
+{
+	char	*e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* Strip a trailing comment: '#' at the start or after white space. */
+static void
+strip_comment(char *s)
+{
+	char	*p;
+
+	for (p = s; *p != '\0'; p++) {
+		if (*p == '#' && (p == s || isspace((unsigned char)p[-1]))) {
+			*p = '\0';
+			return;
+		}
+	}
+}
+
+int
+config_load(const char *path, char **cause)
+{
+	char		*def = NULL, *data, *line, *next, *eq, *key, *val;
+	char		*repo = NULL, *src;
+	const struct config_opt *o;
+	size_t		 len;
+	unsigned int	 lineno = 0;
+	char		*msg;
+
+	config_loaded = 1;
+	if (path == NULL)
+		path = def = paths_join(paths_config_dir(), "holt.conf");
+	if ((data = file_read(path, &len, 1024 * 1024)) == NULL) {
+		if (errno == ENOENT && def != NULL) {
+			free(def);
+			return 0;
+		}
+		*cause = xprintf("%s: %s", path, strerror(errno));
+		free(def);
+		return -1;
+	}
+	for (line = data; line != NULL; line = next) {
+		lineno++;
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		strip_comment(line);
+		line = trim(line);
+		if (*line == '\0')
+			continue;
+		if (*line == '[') {
+			len = strlen(line);
+			if (len < 3 || line[len - 1] != ']' ||
+			    strncmp(line, "[repo ", 6) != 0) {
+				*cause = xprintf("%s:%u: bad section '%s' (only "
+				    "[repo PATH-OR-URL])", path, lineno, line);
+				goto fail;
+			}
+			line[len - 1] = '\0';
+			free(repo);
+			repo = xstrdup(trim(line + 6));
+			continue;
+		}
+		if ((eq = strchr(line, '=')) == NULL) {
+			*cause = xprintf("%s:%u: expected 'key = value'", path,
+			    lineno);
+			goto fail;
+		}
+		*eq = '\0';
+		key = trim(line);
+		val = trim(eq + 1);
+		if (strncmp(key, "price.", 6) == 0 || strncmp(key, "bind.", 5) == 0) {
+			if (strncmp(key, "price.", 6) == 0) {
+				double in, out;
+				char extra;
+				if (sscanf(val, "%lf %lf %c", &in, &out, &extra) != 2 ||
+				    in < 0 || out < 0) {
+					*cause = xprintf("%s:%u: %s: expected two "
+					    "prices, input and output USD per "
+					    "million tokens", path, lineno, key);
+					goto fail;
+				}
+			}
+		} else if ((o = config_find_opt(key)) == NULL) {
+			log_warnx("%s:%u: unknown option '%s' (ignored)", path,
+			    lineno, key);
+			continue;
+		} else if ((msg = config_check(o, val)) != NULL) {
+			*cause = xprintf("%s:%u: %s", path, lineno, msg);
+			free(msg);
+			goto fail;
+		}
+		src = xprintf("%s:%u", path, lineno);
+		config_add(key, val, src, repo, 0);
+		free(src);
+	}
+	free(repo);
+	free(data);
+	free(def);
+	return 0;
+fail:
+	free(repo);
+	free(data);
+	free(def);
+	return -1;
+}
+
+void
+config_set(const char *key, const char *value, const char *source)
+{
+	config_add(key, value, source != NULL ? source : "command line", NULL, 1);
+}
+
+void
+config_select_repo(const char *repo)
+{
+	free(config_repo);
+	config_repo = repo != NULL ? xstrdup(repo) : NULL;
+}
+
+static const struct config_val *
+config_lookup(const char *key)
+{
+	const struct config_val	*cv, *file = NULL, *repo = NULL;
+
+	/* The list is newest first, so the first hit of each kind wins. */
+	for (cv = config_vals; cv != NULL; cv = cv->next) {
+		if (strcmp(cv->key, key) != 0)
+			continue;
+		if (cv->cmdline)
+			return cv;
+		if (cv->repo != NULL) {
+			if (repo == NULL && config_repo != NULL &&
+			    strcmp(cv->repo, config_repo) == 0)
+				repo = cv;
+		} else if (file == NULL)
+			file = cv;
+	}
+	return repo != NULL ? repo : file;
+}
+
+const char *
+config_get(const char *key)
+{
+	const struct config_val	*cv;
+	const struct config_opt	*o;
+
+	if (!config_loaded) {
+		char *cause = NULL;
+		if (config_load(NULL, &cause) != 0)
+			fatalx("%s", cause);
+	}
+	if ((cv = config_lookup(key)) != NULL)
+		return cv->value;
+	if ((o = config_find_opt(key)) != NULL)
+		return o->dflt;
+	return NULL;
+}
+
+const char *
+config_source(const char *key)
+{
+	const struct config_val	*cv;
+
+	if ((cv = config_lookup(key)) != NULL)
+		return cv->source;
+	return "default";
+}
+
+long long
+config_get_num(const char *key)
+{
+	const char	*v = config_get(key);
+	const struct config_opt *o = config_find_opt(key);
+	long long	 n = 0;
+
+	if (v == NULL)
+		return 0;
+	if (o != NULL && o->type == CT_SIZE) {
+		if (config_parse_size(v, &n) != 0)
+			return 0;
+		return n;
+	}
+	return strtoll(v, NULL, 10);
+}
+
+int
+config_get_bool(const char *key)
+{
+	const char	*v = config_get(key);
+
+	return v != NULL && (strcmp(v, "yes") == 0 || strcmp(v, "on") == 0 ||
+	    strcmp(v, "true") == 0);
+}
+
+static int
+config_is_secret(const char *key)
+{
+	return strstr(key, "_key") != NULL || strstr(key, "token") != NULL;
+}
+
+void
+config_dump(FILE *f)
+{
+	const struct config_val	*cv;
+	const char		*v;
+	size_t			 i;
+
+	for (i = 0; i < nitems(config_opts); i++) {
+		v = config_get(config_opts[i].key);
+		if (config_is_secret(config_opts[i].key) && *v != '\0')
+			v = "(set, hidden)";
+		fprintf(f, "%-18s = %-30s # %s\n", config_opts[i].key, v,
+		    config_source(config_opts[i].key));
+	}
+	for (cv = config_vals; cv != NULL; cv = cv->next) {
+		if (config_find_opt(cv->key) != NULL)
+			continue;
+		if (cv->repo != NULL && (config_repo == NULL ||
+		    strcmp(cv->repo, config_repo) != 0))
+			continue;
+		if (config_lookup(cv->key) != cv)
+			continue;
+		fprintf(f, "%-18s = %-30s # %s\n", cv->key, cv->value,
+		    cv->source);
+	}
+}

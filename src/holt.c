@@ -1,0 +1,160 @@
+/*
+ * holt.c: main() of the holt client and the command table. Global options
+ * (-L NAME, -S PATH, -v) come before the command, as in tmux.
+ */
+#include <getopt.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "holt.h"
+
+extern const struct cmd_entry cmd_new_entry, cmd_attach_entry, cmd_ls_entry,
+    cmd_send_entry, cmd_approve_entry, cmd_log_entry, cmd_interrupt_entry,
+    cmd_kill_session_entry, cmd_run_entry, cmd_diff_entry, cmd_commit_entry,
+    cmd_pr_entry, cmd_sandbox_entry, cmd_policy_entry, cmd_server_entry,
+    cmd_kill_server_entry, cmd_demo_entry, cmd_config_entry;
+static const struct cmd_entry cmd_version_entry, cmd_help_entry;
+
+const struct cmd_entry *cmd_table[] = {
+	&cmd_new_entry,
+	&cmd_attach_entry,
+	&cmd_ls_entry,
+	&cmd_send_entry,
+	&cmd_approve_entry,
+	&cmd_interrupt_entry,
+	&cmd_log_entry,
+	&cmd_kill_session_entry,
+	&cmd_run_entry,
+	&cmd_diff_entry,
+	&cmd_commit_entry,
+	&cmd_pr_entry,
+	&cmd_sandbox_entry,
+	&cmd_policy_entry,
+	&cmd_config_entry,
+	&cmd_server_entry,
+	&cmd_kill_server_entry,
+	&cmd_demo_entry,
+	&cmd_version_entry,
+	&cmd_help_entry,
+	NULL
+};
+
+const struct cmd_entry *
+cmd_find(const char *name)
+{
+	const struct cmd_entry	**ce;
+
+	for (ce = cmd_table; *ce != NULL; ce++) {
+		if (strcmp((*ce)->name, name) == 0)
+			return *ce;
+	}
+	return NULL;
+}
+
+static void
+usage(FILE *f)
+{
+	const struct cmd_entry	**ce;
+
+	fprintf(f, "usage: holt [-v] [-L NAME | -S PATH] [COMMAND [ARGS...]]\n\n"
+	    "Pair with an AI coding agent in a persistent sandbox.\n\n"
+	    "commands:\n");
+	for (ce = cmd_table; *ce != NULL; ce++)
+		fprintf(f, "  %-14s %s\n", (*ce)->name, (*ce)->summary);
+	fprintf(f, "\n'holt help COMMAND' or 'holt COMMAND --help' for more; "
+	    "see holt(1).\n");
+}
+
+static int
+cmd_version_exec(int argc, char **argv)
+{
+	printf("holt %s\n", PACKAGE_VERSION);
+	return EXIT_OK;
+}
+
+static const struct cmd_entry cmd_version_entry = {
+	"version", "", "print the version", cmd_version_exec
+};
+
+static int
+cmd_help_exec(int argc, char **argv)
+{
+	const struct cmd_entry	*ce;
+	char			*sub[] = { NULL, (char *)"--help", NULL };
+
+	if (argc < 2) {
+		usage(stdout);
+		return EXIT_OK;
+	}
+	if ((ce = cmd_find(argv[1])) == NULL) {
+		fprintf(stderr, "holt: unknown command '%s' (holt help lists "
+		    "them)\n", argv[1]);
+		return EXIT_USAGE;
+	}
+	sub[0] = (char *)ce->name;
+	return ce->exec(2, sub);
+}
+
+static const struct cmd_entry cmd_help_entry = {
+	"help", "[COMMAND]", "describe a command", cmd_help_exec
+};
+
+int
+main(int argc, char **argv)
+{
+	const struct cmd_entry	*ce;
+	int			 ch, verbose = 0;
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+
+	setlocale(LC_ALL, "");
+	signal(SIGPIPE, SIG_IGN);
+	/* '+': stop at the command name, its options are its own. */
+	while ((ch = getopt_long(argc, argv, "+hL:S:vV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'L':
+			cmd_socket_name = optarg;
+			break;
+		case 'S':
+			cmd_socket_path = optarg;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'V':
+			return cmd_version_exec(0, NULL);
+		case 'h':
+			usage(stdout);
+			return EXIT_OK;
+		default:
+			usage(stderr);
+			return EXIT_USAGE;
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	log_set_verbose(verbose);
+	if (cmd_socket_name != NULL && strchr(cmd_socket_name, '/') != NULL) {
+		fprintf(stderr, "holt: -L '%s': a name, not a path (use -S)\n",
+		    cmd_socket_name);
+		return EXIT_USAGE;
+	}
+
+	if (argc == 0) {
+		/* No command: attach or start a session here (holt(1)). */
+		ce = cmd_find("new");
+		return ce->exec(0, argv);
+	}
+	if ((ce = cmd_find(argv[0])) == NULL) {
+		fprintf(stderr, "holt: unknown command '%s' (holt help lists "
+		    "them)\n", argv[0]);
+		return EXIT_USAGE;
+	}
+	optind = 0;	/* commands parse their own options with getopt */
+	return ce->exec(argc, argv);
+}

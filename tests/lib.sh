@@ -1,0 +1,177 @@
+# tests/lib.sh: the shell test library (after git's t/test-lib.sh).
+#
+#	. "$(dirname "$0")/lib.sh"
+#	test_expect_success 'title' '
+#		holt version >actual &&
+#		test_cmp expect actual
+#	'
+#	test_done
+#
+# Each script runs in its own trash directory with its own HOLT_HOME and its
+# own server socket name (holt -L), so tests never touch a user's sessions
+# and scripts can run in parallel. Output is TAP.
+
+set -u
+test_name=$(basename "$0" .sh)
+: "${HOLT_SRC_DIR:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${HOLT_BUILD_DIR:=$HOLT_SRC_DIR}"
+TEST_DIRECTORY=$HOLT_SRC_DIR/tests
+TRASH_DIRECTORY=$HOLT_BUILD_DIR/tests/trash.$test_name
+export HOLT_SRC_DIR HOLT_BUILD_DIR TEST_DIRECTORY TRASH_DIRECTORY
+
+rm -rf "$TRASH_DIRECTORY"
+mkdir -p "$TRASH_DIRECTORY" || exit 1
+cd "$TRASH_DIRECTORY" || exit 1
+
+HOLT_HOME=$TRASH_DIRECTORY/home
+HOLT_SOCKET=t$$
+HOME=$TRASH_DIRECTORY
+PATH=$HOLT_BUILD_DIR:$HOLT_SRC_DIR/tests:$PATH
+LC_ALL=C.UTF-8
+unset XDG_CONFIG_HOME XDG_DATA_HOME XDG_RUNTIME_DIR OPENAI_API_KEY \
+	ANTHROPIC_API_KEY GITHUB_TOKEN HOLT_GIT_TOKEN TMUX
+export HOLT_HOME HOLT_SOCKET HOME PATH LC_ALL
+mkdir -p "$HOLT_HOME"
+
+test_count=0
+test_failed=0
+test_skipped=0
+test_cleanups=
+
+# Every holt in a test talks to this script's own server. Programs that
+# start holt themselves (tmux) use "$HOLT" instead.
+HOLT="$HOLT_BUILD_DIR/holt -L $HOLT_SOCKET"
+holt() {
+	"$HOLT_BUILD_DIR/holt" -L "$HOLT_SOCKET" "$@"
+}
+
+say() {
+	echo "# $*"
+}
+
+test_ok_() {
+	test_count=$((test_count + 1))
+	echo "ok $test_count - $1"
+}
+
+test_failure_() {
+	test_count=$((test_count + 1))
+	test_failed=$((test_failed + 1))
+	echo "not ok $test_count - $1"
+	shift
+	printf '%s\n' "$*" | sed -e 's/^/#	/'
+}
+
+test_run_() {
+	(
+		eval "$1"
+	) >"$TRASH_DIRECTORY/.out" 2>&1 </dev/null
+	test_rc=$?
+	if [ -n "${HOLT_TEST_VERBOSE:-}" ] || [ $test_rc -ne 0 ]; then
+		sed -e 's/^/# /' "$TRASH_DIRECTORY/.out" | tail -n 40
+	fi
+	return $test_rc
+}
+
+# test_expect_success [PREREQ] 'title' 'commands'
+test_expect_success() {
+	if [ $# -eq 3 ]; then
+		if ! test_have_prereq "$1"; then
+			test_count=$((test_count + 1))
+			test_skipped=$((test_skipped + 1))
+			echo "ok $test_count # skip $2 (missing $1)"
+			return 0
+		fi
+		shift
+	fi
+	if test_run_ "$2"; then
+		test_ok_ "$1"
+	else
+		test_failure_ "$1" "$2"
+	fi
+}
+
+test_expect_failure() {
+	if test_run_ "$2"; then
+		test_failure_ "$1 (known breakage fixed?)" "$2"
+	else
+		test_count=$((test_count + 1))
+		echo "not ok $test_count - $1 # TODO known breakage"
+	fi
+}
+
+test_have_prereq() {
+	case "$1" in
+	TMUX) command -v tmux >/dev/null ;;
+	BWRAP) command -v bwrap >/dev/null ;;
+	ROOT) [ "$(id -u)" = 0 ] ;;
+	PYTHON) command -v python3 >/dev/null ;;
+	*) return 1 ;;
+	esac
+}
+
+test_cmp() {
+	diff -u "$1" "$2"
+}
+
+# test_expect_code CODE command...: the command exits with CODE.
+test_expect_code() {
+	want=$1
+	shift
+	"$@"
+	got=$?
+	if [ "$got" != "$want" ]; then
+		echo "expected exit $want, got $got: $*" >&2
+		return 1
+	fi
+	return 0
+}
+
+test_must_fail() {
+	"$@"
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		echo "expected failure: $*" >&2
+		return 1
+	fi
+	if [ $rc -gt 128 ] && [ $rc -ne 255 ]; then
+		echo "died of signal $((rc - 128)): $*" >&2
+		return 1
+	fi
+	return 0
+}
+
+# Register a command to run when the script ends (servers, sandboxes).
+test_when_finished() {
+	test_cleanups="$1
+$test_cleanups"
+}
+
+# Poll until a command succeeds, at most N tenths of a second.
+test_wait_for() {
+	n=$1
+	shift
+	while [ "$n" -gt 0 ]; do
+		if eval "$*" >/dev/null 2>&1; then
+			return 0
+		fi
+		sleep 0.1
+		n=$((n - 1))
+	done
+	echo "timed out waiting for: $*" >&2
+	return 1
+}
+
+test_done() {
+	if [ -n "$test_cleanups" ]; then
+		( eval "$test_cleanups" ) >/dev/null 2>&1
+	fi
+	# Stop this script's server and any sandbox it left behind.
+	"$HOLT_BUILD_DIR/holt" -L "$HOLT_SOCKET" kill-server >/dev/null 2>&1
+	echo "1..$test_count"
+	if [ "$test_failed" -eq 0 ] && [ -z "${HOLT_TEST_KEEP:-}" ]; then
+		cd "$HOLT_BUILD_DIR" && rm -rf "$TRASH_DIRECTORY" 2>/dev/null
+	fi
+	[ "$test_failed" -eq 0 ]
+	exit $?
+}

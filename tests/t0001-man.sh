@@ -1,0 +1,27 @@
+#!/bin/sh
+# The manual pages are well-formed mdoc.
+. "$(dirname "$0")/lib.sh"
+
+if command -v mandoc >/dev/null 2>&1; then
+	prereq=
+else
+	prereq=MANDOC_MISSING
+fi
+
+test_expect_success 'mandoc -Tlint is clean on every page' '
+	command -v mandoc >/dev/null || { echo "mandoc is missing"; exit 1; }
+	for m in "$HOLT_SRC_DIR"/man/*.[1-8]; do
+		mandoc -Tlint -W warning "$m" >lint 2>&1 || { cat lint; exit 1; }
+		test ! -s lint || { cat lint; exit 1; }
+	done
+'
+
+test_expect_success 'holt(1) names every command of holt --help' '
+	holt --help | sed -n "s/^  \([a-z-]*\) .*/\1/p" >cmds &&
+	while read c; do
+		grep -q "^\.It Ic $c\\b\|^\.It Xo Ic $c\\b\|^\.Ic $c\\b" "$HOLT_SRC_DIR/man/holt.1" ||
+			{ echo "holt.1 lacks $c"; exit 1; }
+	done <cmds
+'
+
+test_done
