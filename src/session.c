@@ -1,0 +1,396 @@
+/*
+ * session.c: session metadata and the event log (DESIGN 7).
+ *
+ * Appending is O(1): the log is opened O_APPEND and the last seq is kept in
+ * memory. Another process may append too (holt pr records pr.opened while
+ * the server runs the session), so each append holds an flock and, if the
+ * file grew behind our back, rereads the tail for the last seq.
+ */
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "session.h"
+
+struct eventlog {
+	char		*path;
+	int		 fd;
+	uint64_t	 seq;
+	off_t		 end;	/* where our last append ended */
+};
+
+int
+session_name_valid(const char *name, char **cause)
+{
+	const char	*p;
+
+	if (*name == '\0' || strlen(name) > 64 || *name == '.' || *name == '-') {
+		*cause = xprintf("session '%s': a name is 1 to 64 letters, "
+		    "digits, '.', '_' or '-', not starting with '.' or '-'",
+		    name);
+		return -1;
+	}
+	for (p = name; *p != '\0'; p++) {
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_' &&
+		    *p != '.') {
+			*cause = xprintf("session '%s': a name is letters, "
+			    "digits, '.', '_' or '-'", name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+char *
+session_dir(const char *name)
+{
+	return paths_join(paths_sessions_dir(), name);
+}
+
+int
+session_exists(const char *name)
+{
+	char		*dir, *path;
+	int		 rc;
+
+	dir = session_dir(name);
+	path = paths_join(dir, "session.json");
+	rc = access(path, F_OK) == 0;
+	free(path);
+	free(dir);
+	return rc;
+}
+
+cJSON *
+session_load(const char *name, char **cause)
+{
+	char	*dir, *path;
+	cJSON	*meta;
+
+	if (session_name_valid(name, cause) != 0)
+		return NULL;
+	dir = session_dir(name);
+	path = paths_join(dir, "session.json");
+	if (access(path, F_OK) != 0) {
+		*cause = xprintf("session '%s': no such session", name);
+		free(path);
+		free(dir);
+		return NULL;
+	}
+	meta = json_load_file(path, cause);
+	free(path);
+	free(dir);
+	return meta;
+}
+
+int
+session_save(const char *name, const cJSON *meta, char **cause)
+{
+	char	*dir, *path;
+	int	 rc;
+
+	dir = session_dir(name);
+	if (file_mkdir_p(dir, 0700) != 0) {
+		*cause = xprintf("%s: %s", dir, strerror(errno));
+		free(dir);
+		return -1;
+	}
+	path = paths_join(dir, "session.json");
+	rc = json_save_file(path, meta, cause);
+	free(path);
+	free(dir);
+	return rc;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+char **
+session_list(size_t *np)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		**names = NULL;
+	size_t		 n = 0;
+
+	*np = 0;
+	if ((d = opendir(paths_sessions_dir())) == NULL)
+		return NULL;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || !session_exists(de->d_name))
+			continue;
+		names = xreallocarray(names, n + 1, sizeof *names);
+		names[n++] = xstrdup(de->d_name);
+	}
+	closedir(d);
+	if (n != 0)
+		qsort(names, n, sizeof *names, cmp_str);
+	*np = n;
+	return names;
+}
+
+cJSON *
+event_new(const char *type)
+{
+	cJSON	*ev = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(ev, "type", type);
+	return ev;
+}
+
+/* The seq of the last complete line of the file, reading only its tail. */
+static uint64_t
+eventlog_tail_seq(int fd, off_t size)
+{
+	char		*buf, *line, *nl;
+	off_t		 start;
+	size_t		 n;
+	ssize_t		 r;
+	uint64_t	 seq = 0;
+	size_t		 want = 65536;
+	cJSON		*obj;
+
+	while (size > 0) {
+		start = size > (off_t)want ? size - (off_t)want : 0;
+		n = (size_t)(size - start);
+		buf = xmalloc(n + 1);
+		r = pread(fd, buf, n, start);
+		if (r != (ssize_t)n) {
+			free(buf);
+			return 0;
+		}
+		buf[n] = '\0';
+		/* Drop a torn tail, then find the start of the last line. */
+		if ((nl = memrchr(buf, '\n', n)) == NULL) {
+			free(buf);
+			if (start == 0)
+				return 0;
+			want *= 4;
+			continue;
+		}
+		*nl = '\0';
+		line = memrchr(buf, '\n', (size_t)(nl - buf));
+		if (line == NULL && start != 0) {
+			free(buf);
+			want *= 4;
+			continue;
+		}
+		line = line == NULL ? buf : line + 1;
+		if ((obj = cJSON_Parse(line)) != NULL) {
+			seq = (uint64_t)json_num(obj, "seq", 0);
+			cJSON_Delete(obj);
+		}
+		free(buf);
+		return seq;
+	}
+	return seq;
+}
+
+struct eventlog *
+eventlog_open(const char *name, char **cause)
+{
+	struct eventlog	*el;
+	char		*dir, *torn;
+	struct stat	 sb;
+	char		 c;
+
+	dir = session_dir(name);
+	if (file_mkdir_p(dir, 0700) != 0) {
+		*cause = xprintf("%s: %s", dir, strerror(errno));
+		free(dir);
+		return NULL;
+	}
+	el = xcalloc(1, sizeof *el);
+	el->path = paths_join(dir, "events.jsonl");
+	free(dir);
+	el->fd = open(el->path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (el->fd == -1 || fstat(el->fd, &sb) != 0) {
+		*cause = xprintf("%s: %s", el->path, strerror(errno));
+		eventlog_close(el);
+		return NULL;
+	}
+	flock(el->fd, LOCK_EX);
+	/* A torn last line: cut it off so the next append starts clean. */
+	if (sb.st_size > 0 && pread(el->fd, &c, 1, sb.st_size - 1) == 1 &&
+	    c != '\n') {
+		off_t keep = sb.st_size;
+		char tmp;
+		while (keep > 0 && pread(el->fd, &tmp, 1, keep - 1) == 1 &&
+		    tmp != '\n')
+			keep--;
+		torn = xprintf("%s: dropped a torn last line (%lld bytes)",
+		    el->path, (long long)(sb.st_size - keep));
+		log_warnx("%s", torn);
+		free(torn);
+		if (ftruncate(el->fd, keep) != 0)
+			log_warn("%s: truncate", el->path);
+		sb.st_size = keep;
+	}
+	el->seq = eventlog_tail_seq(el->fd, sb.st_size);
+	el->end = sb.st_size;
+	flock(el->fd, LOCK_UN);
+	return el;
+}
+
+void
+eventlog_close(struct eventlog *el)
+{
+	if (el == NULL)
+		return;
+	if (el->fd != -1)
+		close(el->fd);
+	free(el->path);
+	free(el);
+}
+
+uint64_t
+eventlog_last_seq(struct eventlog *el)
+{
+	return el->seq;
+}
+
+uint64_t
+eventlog_append(struct eventlog *el, cJSON *ev, int sync)
+{
+	struct stat	 sb;
+	char		*line, *ts;
+	size_t		 len;
+	cJSON		*rest, *c, *next;
+	int		 pass, is_type;
+
+	flock(el->fd, LOCK_EX);
+	if (fstat(el->fd, &sb) == 0 && sb.st_size != el->end)
+		el->seq = eventlog_tail_seq(el->fd, sb.st_size);
+	el->seq++;
+
+	/* seq, ts and type first, so the log reads well: re-link the fields. */
+	rest = ev->child;
+	ev->child = NULL;
+	cJSON_AddNumberToObject(ev, "seq", (double)el->seq);
+	ts = json_time_now();
+	cJSON_AddStringToObject(ev, "ts", ts);
+	free(ts);
+	for (pass = 0; pass < 2; pass++) {
+		for (c = rest; c != NULL; c = next) {
+			next = c->next;
+			is_type = c->string != NULL && strcmp(c->string, "type") == 0;
+			if (pass == 0 && !is_type)
+				continue;
+			if (pass == 1 && is_type)
+				continue;
+			if (c == rest)
+				rest = next;
+			if (c->prev != NULL && c->prev->next == c)
+				c->prev->next = next;
+			if (next != NULL)
+				next->prev = c->prev;
+			c->next = c->prev = NULL;
+			if (c->string != NULL && (strcmp(c->string, "seq") == 0 ||
+			    strcmp(c->string, "ts") == 0))
+				cJSON_Delete(c);
+			else
+				cJSON_AddItemToArray(ev, c);	/* keeps its key */
+		}
+	}
+
+	line = json_print(ev);
+	len = strlen(line);
+	line = xrealloc(line, len + 2);
+	line[len++] = '\n';
+	line[len] = '\0';
+	if (file_write_all(el->fd, line, len) != 0)
+		log_warn("%s: append", el->path);
+	else if (sync && fdatasync(el->fd) != 0)
+		log_warn("%s: fdatasync", el->path);
+	free(line);
+	if (fstat(el->fd, &sb) == 0)
+		el->end = sb.st_size;
+	flock(el->fd, LOCK_UN);
+	return el->seq;
+}
+
+cJSON *
+eventlog_read(const char *name, char **warning, char **cause)
+{
+	char		*dir, *path, *data, *line, *next;
+	size_t		 len;
+	unsigned int	 lineno = 0;
+	cJSON		*all, *ev;
+
+	*warning = NULL;
+	dir = session_dir(name);
+	path = paths_join(dir, "events.jsonl");
+	free(dir);
+	if ((data = file_read(path, &len, 0)) == NULL) {
+		if (errno == ENOENT) {
+			free(path);
+			return cJSON_CreateArray();
+		}
+		*cause = xprintf("%s: %s", path, strerror(errno));
+		free(path);
+		return NULL;
+	}
+	all = cJSON_CreateArray();
+	for (line = data; line < data + len; line = next) {
+		lineno++;
+		if ((next = memchr(line, '\n', (size_t)(data + len - line))) == NULL) {
+			*warning = xprintf("%s:%u: dropped a torn last line",
+			    path, lineno);
+			break;
+		}
+		*next++ = '\0';
+		if (*line == '\0')
+			continue;
+		ev = cJSON_Parse(line);
+		if (ev == NULL || !cJSON_IsObject(ev) ||
+		    json_str(ev, "type") == NULL) {
+			cJSON_Delete(ev);
+			*cause = xprintf("%s:%u: corrupt event log line", path,
+			    lineno);
+			cJSON_Delete(all);
+			free(data);
+			free(path);
+			return NULL;
+		}
+		cJSON_AddItemToArray(all, ev);
+	}
+	free(data);
+	free(path);
+	return all;
+}
+
+int
+session_event_append(const char *name, const char *type, cJSON *fields,
+    char **cause)
+{
+	struct eventlog	*el;
+	cJSON		*ev, *f;
+
+	if (!session_exists(name)) {
+		*cause = xprintf("session '%s': no such session", name);
+		return -1;
+	}
+	if ((el = eventlog_open(name, cause)) == NULL)
+		return -1;
+	ev = event_new(type);
+	if (fields != NULL) {
+		cJSON_ArrayForEach(f, fields)
+			cJSON_AddItemToObject(ev, f->string,
+			    cJSON_Duplicate(f, 1));
+	}
+	secret_redact_json(ev);
+	eventlog_append(el, ev, 1);
+	cJSON_Delete(ev);
+	eventlog_close(el);
+	return 0;
+}

@@ -1,0 +1,55 @@
+/*
+ * session.h: a session's files (DESIGN 3 and 7).
+ *
+ *	data/sessions/<name>/session.json	what the session is (atomic writes)
+ *	data/sessions/<name>/events.jsonl	the durable event log
+ *	data/sessions/<name>/policy		rules added by "always allow"
+ *
+ * The event log is the truth: the conversation, the step count and what is
+ * pending are all rebuilt from it. Appends take an flock so that a one-shot
+ * command (holt pr) can record an event while the server owns the session.
+ */
+#ifndef SESSION_H
+#define SESSION_H
+
+#include "holt.h"
+
+/* session.json, as a cJSON object with these fields:
+ * name, sandbox, model, base_url, mode, repo, base_commit, branch, created,
+ * test_command, steps_cap, net. */
+int	 session_name_valid(const char *name, char **cause);
+char	*session_dir(const char *name);		/* caller frees */
+int	 session_exists(const char *name);
+cJSON	*session_load(const char *name, char **cause);	/* NULL: unknown or corrupt */
+int	 session_save(const char *name, const cJSON *meta, char **cause);
+char	**session_list(size_t *n);		/* names, sorted; free each + array */
+
+/*
+ * The event log. An eventlog is an open events.jsonl with the last seq
+ * known. eventlog_append adds "seq" and "ts" to the event (which it does not
+ * take), writes it as one line and, when sync is set, fdatasyncs: the
+ * durable points of DESIGN 7.
+ */
+struct eventlog;
+struct eventlog *eventlog_open(const char *name, char **cause);
+void	 eventlog_close(struct eventlog *);
+uint64_t eventlog_append(struct eventlog *, cJSON *ev, int sync);
+uint64_t eventlog_last_seq(struct eventlog *);
+/*
+ * Read the whole log as an array of events. A torn last line (a crash in
+ * the middle of a write) is dropped with a warning in *warning; a corrupt
+ * line elsewhere is an error naming the file and line.
+ */
+cJSON	*eventlog_read(const char *name, char **warning, char **cause);
+/* One-shot append for other processes (holt pr): open, append, sync, close. */
+int	 session_event_append(const char *name, const char *type, cJSON *fields,
+	     char **cause);
+cJSON	*event_new(const char *type);	/* {"type": type} */
+
+/* secret.c: values that must never be logged, shown or sent to a model. */
+void	 secret_init(void);
+void	 secret_add(const char *value);
+char	*secret_redact(const char *);	/* caller frees */
+void	 secret_redact_json(cJSON *);	/* every string inside, in place */
+
+#endif
