@@ -10,12 +10,12 @@
  * test suites that use whatever system calls they like. What is denied is the
  * kernel surface that either escapes the namespaces (nested user namespaces,
  * the mount family, setns), reaches into other processes (ptrace,
- * process_vm_*), injects input into a terminal (TIOCSTI, TIOCLINUX), or is
- * large attack surface that no build or test needs (io_uring, bpf,
- * perf_event_open, keyrings, userfaultfd, module loading). Denied calls fail
- * with EPERM so programs fail cleanly, except clone3, which fails with ENOSYS:
- * its flags sit in a struct that seccomp cannot read, and ENOSYS makes libc
- * fall back to clone, whose flags the filter can check.
+ * process_vm_*, pidfd_getfd), injects input into a terminal (TIOCSTI,
+ * TIOCLINUX), or is large attack surface that no build or test needs
+ * (io_uring, bpf, perf_event_open, keyrings, userfaultfd, module loading).
+ * Denied calls fail with EPERM so programs fail cleanly, except clone3, which
+ * fails with ENOSYS: its flags sit in a struct that seccomp cannot read, and
+ * ENOSYS makes libc fall back to clone, whose flags the filter can check.
  *
  * Only the native ABI is allowed: a system call made through another ABI (on
  * x86_64: the 32-bit int 0x80 entry and x32) kills the process, since every
@@ -45,8 +45,8 @@ static const char *sandbox_seccomp_denied[] = {
 	"mount_setattr",
 	/* Kernel keyrings. */
 	"keyctl", "add_key", "request_key",
-	/* Other processes' memory. */
-	"ptrace", "process_vm_readv", "process_vm_writev",
+	/* Other processes' memory and file descriptors. */
+	"ptrace", "process_vm_readv", "process_vm_writev", "pidfd_getfd",
 	/* Large attack surface that no build or test needs. */
 	"io_uring_setup", "io_uring_enter", "io_uring_register",
 	"bpf", "perf_event_open", "userfaultfd",

@@ -221,6 +221,15 @@ static int do_process_vm_readv(void)
 
 	return rc(syscall(SYS_process_vm_readv, getpid(), &l, 1, &r, 1, 0));
 }
+static int do_pidfd_getfd(void)
+{
+	long	pidfd;
+
+	/* Take a copy of our own stdin through a pidfd. */
+	if ((pidfd = syscall(SYS_pidfd_open, getpid(), 0)) == -1)
+		return 203;
+	return rc(syscall(SYS_pidfd_getfd, pidfd, 0, 0));
+}
 static int do_io_uring(void)
 {
 	char	params[120];
@@ -385,6 +394,7 @@ test_kernel_surface(void **state)
 	denied(do_add_key, EPERM);
 	denied(do_ptrace, EPERM);
 	denied(do_process_vm_readv, EPERM);
+	denied_strict(do_pidfd_getfd, EPERM);
 	denied(do_io_uring, EPERM);
 	denied(do_bpf, EPERM);
 	denied_strict(do_perf, EPERM);
