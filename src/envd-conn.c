@@ -166,6 +166,8 @@ envd_conn_send(struct envd_conn *ec, cJSON *req, envd_reply_cb cb, void *arg)
 	cJSON_DeleteItemFromObjectCaseSensitive(req, "id");
 	cJSON_AddNumberToObject(req, "id", (double)id);
 	if (ec->dead) {
+		if (cb == NULL)
+			return id;
 		err = cJSON_CreateObject();
 		cJSON_AddNumberToObject(err, "id", (double)id);
 		cJSON_AddStringToObject(err, "error",
@@ -174,6 +176,8 @@ envd_conn_send(struct envd_conn *ec, cJSON *req, envd_reply_cb cb, void *arg)
 		cJSON_Delete(err);
 		return id;
 	}
+	if (cb == NULL)
+		goto send;	/* fire and forget */
 	r = xcalloc(1, sizeof *r);
 	r->id = id;
 	r->cb = cb;
@@ -181,6 +185,7 @@ envd_conn_send(struct envd_conn *ec, cJSON *req, envd_reply_cb cb, void *arg)
 	for (rp = &ec->reqs; *rp != NULL; rp = &(*rp)->next)
 		;
 	*rp = r;
+send:
 	data = frame_encode(req, &len);
 	bufferevent_write(ec->bev, data, len);
 	free(data);

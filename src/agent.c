@@ -1,0 +1,1457 @@
+/*
+ * agent.c: the agent loop of one session (DESIGN 6, 7).
+ *
+ *	model request -> assistant.message -> for each tool call: policy ->
+ *	(approval) -> run in the sandbox -> tool.finished -> next request
+ *
+ * bounded by the step cap and the token and cost budgets. The event log is
+ * the only state that matters: the conversation given to the model is
+ * rebuilt from it before every request (O(events), a few ms for 10,000),
+ * and agent_open rebuilds what was in flight, so a run killed at any point
+ * carries on from its log. A tool.started without its tool.finished is
+ * closed as interrupted and the model is told the command may or may not
+ * have run (at-least-once).
+ */
+#include <sys/file.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "agent.h"
+#include "agent-tools.h"
+#include "envd-conn.h"
+#include "model.h"
+#include "policy.h"
+#include "sandbox.h"
+#include "session.h"
+
+#define OUTPUT_LOG_MAX	(64U * 1024)	/* tool.output bytes logged per call */
+static const char history_types[] = "user.message assistant.message "
+    "tool.call approval.needed approval.decided tool.started tool.finished "
+    "run.finished session.created";
+
+struct call {
+	char		*id;
+	char		*name;
+	cJSON		*args;
+	char		*request_id;
+	int		 logged;	/* tool.call is in the log */
+	int		 asked;		/* approval.needed is in the log */
+	int		 previewing;	/* fetching the diff for the question */
+	int		 decided;
+	char		*decision;	/* allow, always, deny */
+	char		*command;	/* edited by the user: run this */
+	char		*message;	/* deny with a message */
+	char		*deny_reason;	/* policy's reason */
+	int		 started;
+	int		 finished;
+};
+
+struct agent {
+	char			*name;
+	cJSON			*meta;
+	struct event_base	*base;
+	struct agent_cb		 cb;
+	void			*arg;
+
+	struct eventlog		*log;
+	cJSON			*history;	/* events the conversation needs */
+
+	struct policy		*policy;
+	enum policy_mode	 mode;
+	char			*rules_path;	/* the session's own rules */
+
+	struct model		*model;
+	struct model_request	*req;
+	struct buf		 delta;
+
+	struct sandbox		*sbx;
+	struct envd_conn	*envd;
+	struct tool_ctx		 tctx;
+	char			*test_command;
+
+	enum agent_state	 state;
+	enum agent_ask		 ask;
+	int			 run_active;
+	int			 steps;
+	int			 steps_cap;
+	int			 pending_user;	/* messages since the last request */
+	int			 last_denied;
+	int			 interrupting;
+	long long		 in_tok, out_tok;
+	double			 cost;
+	long long		 budget_tokens;
+	double			 budget_usd;
+
+	struct call		*calls;
+	size_t			 ncalls;
+	struct tool_exec	*tool;
+	int			 tool_done;
+	size_t			 logged_output;
+	struct event		*kick;
+	int			 lock_fd;	/* one agent per session */
+};
+
+static void	agent_process(struct agent *);
+static void	agent_finish_run(struct agent *, const char *, const char *);
+static void	agent_request(struct agent *);
+
+const char *
+agent_state_name(enum agent_state s)
+{
+	switch (s) {
+	case AGENT_IDLE:
+		return "idle";
+	case AGENT_WORKING:
+		return "working";
+	case AGENT_WAITING:
+		return "waiting";
+	case AGENT_FINISHED:
+		return "finished";
+	case AGENT_ERROR:
+		return "error";
+	}
+	return "?";
+}
+
+static int
+history_type(const char *type)
+{
+	const char	*p = strstr(history_types, type);
+	size_t		 n = strlen(type);
+
+	return p != NULL && (p == history_types || p[-1] == ' ') &&
+	    (p[n] == ' ' || p[n] == '\0');
+}
+
+static void
+agent_set_state(struct agent *a, enum agent_state s)
+{
+	a->state = s;
+	if (a->cb.state != NULL)
+		a->cb.state(a->arg);
+}
+
+/* Append an event to the log (sync at durable points) and pass it on. */
+static void
+agent_emit(struct agent *a, cJSON *ev, int sync)
+{
+	const char	*type = json_str(ev, "type");
+
+	secret_redact_json(ev);
+	eventlog_append(a->log, ev, sync);
+	if (type != NULL && history_type(type))
+		cJSON_AddItemToArray(a->history, cJSON_Duplicate(ev, 1));
+	if (a->cb.event != NULL)
+		a->cb.event(a->arg, ev);
+	cJSON_Delete(ev);
+}
+
+static void
+agent_emit_live(struct agent *a, cJSON *ev)
+{
+	secret_redact_json(ev);
+	if (a->cb.event != NULL)
+		a->cb.event(a->arg, ev);
+	cJSON_Delete(ev);
+}
+
+static void
+agent_error_event(struct agent *a, const char *msg)
+{
+	cJSON	*ev = evlog_new("error");
+
+	cJSON_AddStringToObject(ev, "message", msg);
+	agent_emit(a, ev, 1);
+}
+
+static void
+agent_kick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent	*a = arg;
+
+	if (a->tool != NULL && a->tool_done) {
+		tool_exec_free(a->tool);
+		a->tool = NULL;
+		a->tool_done = 0;
+	}
+	agent_process(a);
+}
+
+static void
+agent_kick(struct agent *a)
+{
+	struct timeval	 tv = { 0, 0 };
+
+	evtimer_add(a->kick, &tv);
+}
+
+/* Calls. */
+
+static void
+call_clear(struct call *c)
+{
+	free(c->id);
+	free(c->name);
+	cJSON_Delete(c->args);
+	free(c->request_id);
+	free(c->decision);
+	free(c->command);
+	free(c->message);
+	free(c->deny_reason);
+}
+
+static void
+agent_clear_calls(struct agent *a)
+{
+	size_t	 i;
+
+	for (i = 0; i < a->ncalls; i++)
+		call_clear(&a->calls[i]);
+	free(a->calls);
+	a->calls = NULL;
+	a->ncalls = 0;
+}
+
+static void
+agent_set_calls(struct agent *a, const cJSON *tool_calls)
+{
+	const cJSON	*tc;
+	struct call	*c;
+	const cJSON	*args;
+
+	agent_clear_calls(a);
+	cJSON_ArrayForEach(tc, tool_calls) {
+		a->calls = xreallocarray(a->calls, a->ncalls + 1,
+		    sizeof *a->calls);
+		c = &a->calls[a->ncalls++];
+		memset(c, 0, sizeof *c);
+		c->id = xstrdup(json_str(tc, "id") != NULL ? json_str(tc, "id") :
+		    "call");
+		c->name = xstrdup(json_str(tc, "name") != NULL ?
+		    json_str(tc, "name") : "");
+		args = cJSON_GetObjectItemCaseSensitive(tc, "arguments");
+		c->args = cJSON_IsObject(args) ? cJSON_Duplicate(args, 1) :
+		    cJSON_CreateObject();
+	}
+}
+
+static struct call *
+agent_find_call(struct agent *a, const char *id)
+{
+	size_t	 i;
+
+	if (id == NULL)
+		return NULL;
+	for (i = 0; i < a->ncalls; i++) {
+		if (strcmp(a->calls[i].id, id) == 0)
+			return &a->calls[i];
+	}
+	return NULL;
+}
+
+/* The conversation, rebuilt from the log. */
+
+static const char system_prompt[] =
+    "You are the coding agent of holt, working with a developer who watches "
+    "and approves what you do. You work inside a sandboxed Linux machine; the "
+    "project is in /workspace, your working directory, and every path you "
+    "give is relative to it. Use the tools to read, search, edit and test the "
+    "code. Shell commands pass an allowlist first: a denied command comes "
+    "back as a tool result, so adapt instead of retrying the same thing. "
+    "Keep edits small and focused. When the task is done, answer with a "
+    "short summary of what you changed and why, and call no tool.";
+
+static cJSON *
+agent_messages(struct agent *a)
+{
+	cJSON		*msgs, *m, *deferred, *outstanding, *ev, *tc, *calls, *o;
+	const char	*type, *id;
+	char		*sys;
+
+	msgs = cJSON_CreateArray();
+	m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "role", "system");
+	if (a->test_command != NULL && *a->test_command != '\0')
+		sys = xprintf("%s\nThe tests run with: %s (tool run_tests).",
+		    system_prompt, a->test_command);
+	else
+		sys = xstrdup(system_prompt);
+	cJSON_AddStringToObject(m, "content", sys);
+	free(sys);
+	cJSON_AddItemToArray(msgs, m);
+
+	/*
+	 * Tool results must follow their assistant message directly; a user
+	 * message typed while tools ran waits until they are all answered.
+	 */
+	deferred = cJSON_CreateArray();
+	outstanding = cJSON_CreateObject();	/* call id -> tool name */
+	cJSON_ArrayForEach(ev, a->history) {
+		type = json_str(ev, "type");
+		if (strcmp(type, "user.message") == 0) {
+			m = cJSON_CreateObject();
+			cJSON_AddStringToObject(m, "role", "user");
+			cJSON_AddStringToObject(m, "content", json_str(ev, "text") ?
+			    json_str(ev, "text") : "");
+			cJSON_AddItemToArray(outstanding->child != NULL ?
+			    deferred : msgs, m);
+		} else if (strcmp(type, "assistant.message") == 0) {
+			/* Unanswered calls of an older message: close them. */
+			cJSON_Delete(outstanding);
+			outstanding = cJSON_CreateObject();
+			m = cJSON_CreateObject();
+			cJSON_AddStringToObject(m, "role", "assistant");
+			cJSON_AddStringToObject(m, "content", json_str(ev, "text") ?
+			    json_str(ev, "text") : "");
+			calls = cJSON_GetObjectItemCaseSensitive(ev, "tool_calls");
+			if (cJSON_GetArraySize(calls) > 0) {
+				cJSON_AddItemToObject(m, "tool_calls",
+				    cJSON_Duplicate(calls, 1));
+				cJSON_ArrayForEach(tc, calls) {
+					id = json_str(tc, "id");
+					if (id != NULL)
+						cJSON_AddStringToObject(outstanding,
+						    id, json_str(tc, "name") ?
+						    json_str(tc, "name") : "");
+				}
+			}
+			cJSON_AddItemToArray(msgs, m);
+		} else if (strcmp(type, "tool.finished") == 0) {
+			id = json_str(ev, "call_id");
+			if (id == NULL || (o = cJSON_GetObjectItemCaseSensitive(
+			    outstanding, id)) == NULL)
+				continue;
+			m = cJSON_CreateObject();
+			cJSON_AddStringToObject(m, "role", "tool");
+			cJSON_AddStringToObject(m, "tool_call_id", id);
+			cJSON_AddStringToObject(m, "name", o->valuestring);
+			cJSON_AddStringToObject(m, "content", json_str(ev, "result") ?
+			    json_str(ev, "result") : "");
+			cJSON_AddItemToArray(msgs, m);
+			cJSON_DeleteItemFromObjectCaseSensitive(outstanding, id);
+			if (outstanding->child == NULL) {
+				while ((m = cJSON_DetachItemFromArray(deferred, 0))
+				    != NULL)
+					cJSON_AddItemToArray(msgs, m);
+			}
+		}
+	}
+	while ((m = cJSON_DetachItemFromArray(deferred, 0)) != NULL)
+		cJSON_AddItemToArray(msgs, m);
+	cJSON_Delete(deferred);
+	cJSON_Delete(outstanding);
+	return msgs;
+}
+
+/* Rebuild what was in flight from the log (agent_open). */
+static void
+agent_rebuild(struct agent *a)
+{
+	cJSON		*ev, *last_assistant = NULL;
+	const char	*type;
+	struct call	*c;
+	int		 idx = 0, last_finish = -1, run_start = -1;
+
+	cJSON_ArrayForEach(ev, a->history) {
+		type = json_str(ev, "type");
+		if (strcmp(type, "run.finished") == 0) {
+			last_finish = idx;
+			run_start = -1;
+		} else if (strcmp(type, "user.message") == 0 && run_start == -1)
+			run_start = idx;
+		idx++;
+	}
+	a->run_active = run_start != -1 && run_start > last_finish;
+	a->steps = 0;
+	idx = 0;
+	cJSON_ArrayForEach(ev, a->history) {
+		type = json_str(ev, "type");
+		if (idx > last_finish && strcmp(type, "assistant.message") == 0) {
+			if (a->run_active && idx > run_start)
+				a->steps++;
+			last_assistant = ev;
+		}
+		idx++;
+	}
+	if (!a->run_active || last_assistant == NULL)
+		return;
+	agent_set_calls(a, cJSON_GetObjectItemCaseSensitive(last_assistant,
+	    "tool_calls"));
+	for (ev = last_assistant->next; ev != NULL; ev = ev->next) {
+		type = json_str(ev, "type");
+		if ((c = agent_find_call(a, json_str(ev, "call_id"))) == NULL)
+			continue;
+		if (strcmp(type, "tool.call") == 0)
+			c->logged = 1;
+		else if (strcmp(type, "approval.needed") == 0) {
+			c->asked = 1;
+			free(c->request_id);
+			c->request_id = xstrdup(json_str(ev, "request_id"));
+		} else if (strcmp(type, "approval.decided") == 0) {
+			c->decided = 1;
+			free(c->request_id);
+			c->request_id = xstrdup(json_str(ev, "request_id") ?
+			    json_str(ev, "request_id") : "");
+			c->decision = xstrdup(json_str(ev, "decision") ?
+			    json_str(ev, "decision") : "deny");
+			if (json_str(ev, "command") != NULL)
+				c->command = xstrdup(json_str(ev, "command"));
+			if (json_str(ev, "message") != NULL)
+				c->message = xstrdup(json_str(ev, "message"));
+			if (json_str(ev, "reason") != NULL)
+				c->deny_reason = xstrdup(json_str(ev, "reason"));
+		} else if (strcmp(type, "tool.started") == 0)
+			c->started = 1;
+		else if (strcmp(type, "tool.finished") == 0)
+			c->finished = 1;
+	}
+}
+
+/* Running a call. */
+
+static void
+agent_tool_output(void *arg, const char *stream, const char *data, size_t len)
+{
+	struct agent	*a = arg;
+	struct call	*c = NULL;
+	size_t		 i;
+	cJSON		*ev;
+	char		*s;
+
+	for (i = 0; i < a->ncalls; i++) {
+		if (a->calls[i].started && !a->calls[i].finished) {
+			c = &a->calls[i];
+			break;
+		}
+	}
+	if (c == NULL)
+		return;
+	ev = evlog_new("tool.output");
+	cJSON_AddStringToObject(ev, "call_id", c->id);
+	cJSON_AddStringToObject(ev, "stream", stream);
+	s = xstrndup(data, len);
+	cJSON_AddStringToObject(ev, "data", s);
+	free(s);
+	/* The first OUTPUT_LOG_MAX bytes are logged; the rest is live only. */
+	if (a->logged_output < OUTPUT_LOG_MAX) {
+		a->logged_output += len;
+		agent_emit(a, ev, 0);
+	} else
+		agent_emit_live(a, ev);
+}
+
+static void
+agent_finish_call(struct agent *a, struct call *c, struct tool_result *r)
+{
+	cJSON	*ev;
+
+	ev = evlog_new("tool.finished");
+	cJSON_AddStringToObject(ev, "call_id", c->id);
+	cJSON_AddStringToObject(ev, "name", c->name);
+	if (r->has_exit)
+		cJSON_AddNumberToObject(ev, "exit_code", r->exit_code);
+	if (r->timed_out)
+		cJSON_AddBoolToObject(ev, "timed_out", 1);
+	cJSON_AddNumberToObject(ev, "duration_ms", (double)r->duration_ms);
+	if (r->interrupted)
+		cJSON_AddBoolToObject(ev, "interrupted", 1);
+	if (r->failed)
+		cJSON_AddBoolToObject(ev, "error", 1);
+	cJSON_AddStringToObject(ev, "result", r->result != NULL ? r->result : "");
+	c->finished = 1;
+	agent_emit(a, ev, 1);
+}
+
+static void
+agent_finish_call_text(struct agent *a, struct call *c, const char *text,
+    int denied)
+{
+	struct tool_result	 r;
+
+	memset(&r, 0, sizeof r);
+	r.result = (char *)text;
+	r.failed = !denied;
+	agent_finish_call(a, c, &r);
+	if (denied)
+		a->last_denied = 1;
+}
+
+static void
+agent_tool_done(void *arg, struct tool_result *r)
+{
+	struct agent	*a = arg;
+	size_t		 i;
+
+	for (i = 0; i < a->ncalls; i++) {
+		if (a->calls[i].started && !a->calls[i].finished) {
+			agent_finish_call(a, &a->calls[i], r);
+			break;
+		}
+	}
+	a->last_denied = 0;
+	a->tool_done = 1;
+	agent_kick(a);
+}
+
+static int
+agent_envd(struct agent *a, char **cause);
+
+static void
+agent_execute(struct agent *a, struct call *c)
+{
+	cJSON		*ev;
+	char		*cause = NULL;
+	struct tool_ctx	 ctx = a->tctx;
+
+	if (agent_envd(a, &cause) != 0) {
+		char *msg = xprintf("sandbox: %s", cause);
+		agent_finish_call_text(a, c, msg, 0);
+		agent_error_event(a, msg);
+		free(msg);
+		free(cause);
+		agent_finish_run(a, "error", "sandbox");
+		return;
+	}
+	ev = evlog_new("tool.started");
+	cJSON_AddStringToObject(ev, "call_id", c->id);
+	cJSON_AddStringToObject(ev, "name", c->name);
+	if (c->command != NULL)
+		cJSON_AddStringToObject(ev, "command", c->command);
+	c->started = 1;
+	agent_emit(a, ev, 1);
+	a->logged_output = 0;
+	ctx.command = c->command;
+	agent_set_state(a, AGENT_WORKING);
+	a->tool_done = 0;
+	a->tool = tool_exec_start(a->envd, c->name, c->args, &ctx,
+	    agent_tool_output, agent_tool_done, a);
+}
+
+static char *
+agent_request_id(struct agent *a, struct call *c)
+{
+	return xprintf("r%llu", (unsigned long long)eventlog_last_seq(a->log) + 1);
+}
+
+static void
+agent_decide(struct agent *a, struct call *c, const char *decision,
+    const char *by, const char *rule, const char *reason)
+{
+	cJSON	*ev;
+
+	if (c->request_id == NULL)
+		c->request_id = agent_request_id(a, c);
+	ev = evlog_new("approval.decided");
+	cJSON_AddStringToObject(ev, "request_id", c->request_id);
+	cJSON_AddStringToObject(ev, "call_id", c->id);
+	cJSON_AddStringToObject(ev, "decision", decision);
+	cJSON_AddStringToObject(ev, "by", by);
+	if (rule != NULL)
+		cJSON_AddStringToObject(ev, "rule", rule);
+	if (reason != NULL)
+		cJSON_AddStringToObject(ev, "reason", reason);
+	c->decided = 1;
+	free(c->decision);
+	c->decision = xstrdup(decision);
+	if (reason != NULL && c->deny_reason == NULL)
+		c->deny_reason = xstrdup(reason);
+	agent_emit(a, ev, 1);
+}
+
+static void
+agent_denied(struct agent *a, struct call *c)
+{
+	char	*text;
+
+	if (c->message != NULL)
+		text = xprintf("Denied by the user: %s", c->message);
+	else if (c->deny_reason != NULL)
+		text = xprintf("Denied: %s. Do not retry the same thing; find "
+		    "another way or ask the user.", c->deny_reason);
+	else
+		text = xstrdup("Denied by the user. Do not retry the same "
+		    "thing; find another way or ask the user.");
+	agent_finish_call_text(a, c, text, 1);
+	free(text);
+}
+
+static void
+agent_ask(struct agent *a, struct call *c, const char *kind,
+    const char *subject, struct policy_result *pr, const char *diff)
+{
+	cJSON	*ev, *parts;
+	char	*wider = NULL, *rule = NULL;
+
+	free(c->request_id);
+	c->request_id = agent_request_id(a, c);
+	ev = evlog_new("approval.needed");
+	cJSON_AddStringToObject(ev, "request_id", c->request_id);
+	cJSON_AddStringToObject(ev, "call_id", c->id);
+	cJSON_AddStringToObject(ev, "tool", c->name);
+	cJSON_AddStringToObject(ev, kind, subject);
+	cJSON_AddStringToObject(ev, "cwd", "/workspace");
+	if (pr != NULL) {
+		cJSON_AddStringToObject(ev, "verdict",
+		    policy_verdict_name(pr->verdict));
+		parts = policy_result_json(pr);
+		cJSON_AddItemToObject(ev, "parts", cJSON_DetachItemFromObject(
+		    parts, "parts"));
+		cJSON_Delete(parts);
+		if (pr->reason != NULL)
+			cJSON_AddStringToObject(ev, "reason", pr->reason);
+	} else
+		cJSON_AddStringToObject(ev, "verdict", "ask");
+	if (strcmp(kind, "command") == 0 &&
+	    (rule = policy_suggest_rule(a->policy, subject, &wider)) != NULL) {
+		cJSON *s = cJSON_AddObjectToObject(ev, "suggestion");
+		cJSON_AddStringToObject(s, "rule", rule);
+		if (wider != NULL)
+			cJSON_AddStringToObject(s, "wider", wider);
+	}
+	free(rule);
+	free(wider);
+	if (diff != NULL)
+		cJSON_AddStringToObject(ev, "diff", diff);
+	c->asked = 1;
+	agent_emit(a, ev, 1);
+	if (a->ask == AGENT_ASK_DENY) {
+		agent_decide(a, c, "deny", "policy", NULL,
+		    "no one to ask (--ask deny)");
+		agent_denied(a, c);
+		agent_kick(a);
+		return;
+	}
+	agent_set_state(a, AGENT_WAITING);
+}
+
+struct preview_ctx {
+	struct agent	*a;
+	char		*call_id;
+	char		*subject;
+};
+
+static void
+agent_preview_done(void *arg, const char *diff, const char *error)
+{
+	struct preview_ctx	*pc = arg;
+	struct agent		*a = pc->a;
+	struct call		*c = agent_find_call(a, pc->call_id);
+
+	if (c != NULL && c->previewing && !c->finished) {
+		c->previewing = 0;
+		if (error != NULL) {
+			/* The edit cannot apply: fail it, nothing to ask. */
+			agent_finish_call_text(a, c, error, 0);
+			agent_kick(a);
+		} else {
+			struct policy_result *pr = policy_check_write(a->policy,
+			    a->mode, pc->subject);
+			agent_ask(a, c, "path", pc->subject, pr, diff);
+			policy_result_free(pr);
+		}
+	}
+	free(pc->call_id);
+	free(pc->subject);
+	free(pc);
+}
+
+/* Judge one call and start it, ask about it, or refuse it. */
+static int
+agent_judge(struct agent *a, struct call *c)
+{
+	struct policy_result	*pr;
+	enum tool_subject	 kind;
+	char			*subject = NULL, *cause = NULL, *msg;
+	const char		*rule;
+	int			 waits = 0;
+
+	kind = tool_subject(c->name, c->args, &a->tctx, &subject, &cause);
+	switch (kind) {
+	case TOOL_READ:
+		agent_execute(a, c);
+		free(subject);
+		return 1;
+	case TOOL_UNKNOWN:
+		msg = xprintf("%s: %s", c->name, cause);
+		agent_finish_call_text(a, c, msg, 0);
+		free(msg);
+		free(cause);
+		free(subject);
+		return 0;
+	case TOOL_COMMAND:
+		pr = policy_check_command(a->policy, a->mode, subject);
+		break;
+	case TOOL_WRITE:
+	default:
+		pr = policy_check_write(a->policy, a->mode, subject);
+		break;
+	}
+	rule = pr->nparts > 0 && pr->parts[0].rule != NULL ?
+	    pr->parts[0].rule : NULL;
+	switch (pr->verdict) {
+	case POLICY_ALLOW:
+		agent_decide(a, c, "allow", "policy", rule, pr->reason);
+		agent_execute(a, c);
+		waits = 1;
+		break;
+	case POLICY_DENY:
+		agent_decide(a, c, "deny", "policy", rule, pr->reason != NULL ?
+		    pr->reason : "the policy denies it");
+		agent_denied(a, c);
+		break;
+	case POLICY_ASK:
+		if (kind == TOOL_WRITE && a->ask != AGENT_ASK_DENY) {
+			/* Show the human what the write would change. */
+			struct preview_ctx *pc = xcalloc(1, sizeof *pc);
+			pc->a = a;
+			pc->call_id = xstrdup(c->id);
+			pc->subject = xstrdup(subject);
+			c->previewing = 1;
+			agent_set_state(a, AGENT_WAITING);
+			if (agent_envd(a, &cause) != 0) {
+				free(cause);
+				c->previewing = 0;
+				free(pc->call_id);
+				free(pc->subject);
+				free(pc);
+				agent_ask(a, c, "path", subject, pr, NULL);
+			} else
+				tool_preview_write(a->envd, c->name, c->args,
+				    agent_preview_done, pc);
+		} else
+			agent_ask(a, c, kind == TOOL_WRITE ? "path" : "command",
+			    subject, pr, NULL);
+		waits = 1;
+		break;
+	}
+	policy_result_free(pr);
+	free(subject);
+	return waits;
+}
+
+/* Take the calls of the last assistant message one by one. */
+static void
+agent_process(struct agent *a)
+{
+	struct call	*c;
+	cJSON		*ev;
+	size_t		 i;
+
+	if (!a->run_active || a->req != NULL || a->tool != NULL)
+		return;
+	for (i = 0; i < a->ncalls; i++) {
+		c = &a->calls[i];
+		if (c->finished)
+			continue;
+		if (a->interrupting) {
+			agent_finish_call_text(a, c, "Not run: the user "
+			    "interrupted.", 0);
+			continue;
+		}
+		if (!c->logged) {
+			ev = evlog_new("tool.call");
+			cJSON_AddStringToObject(ev, "call_id", c->id);
+			cJSON_AddStringToObject(ev, "name", c->name);
+			cJSON_AddItemToObject(ev, "arguments",
+			    cJSON_Duplicate(c->args, 1));
+			c->logged = 1;
+			agent_emit(a, ev, 0);
+		}
+		if (c->decided) {
+			if (strcmp(c->decision, "deny") == 0) {
+				agent_denied(a, c);
+				continue;
+			}
+			agent_execute(a, c);
+			return;
+		}
+		if (c->asked || c->previewing) {
+			agent_set_state(a, AGENT_WAITING);
+			return;
+		}
+		if (agent_judge(a, c))
+			return;
+	}
+	if (a->interrupting) {
+		agent_finish_run(a, "interrupted", "user");
+		return;
+	}
+	agent_request(a);
+}
+
+/* Model requests. */
+
+static void
+agent_model_delta(void *arg, const char *text, size_t len)
+{
+	struct agent	*a = arg;
+	cJSON		*ev;
+	char		*s;
+
+	buf_add(&a->delta, text, len);
+	ev = evlog_new("assistant.delta");
+	s = xstrndup(text, len);
+	cJSON_AddStringToObject(ev, "text", s);
+	free(s);
+	agent_emit_live(a, ev);
+}
+
+static void
+agent_model_retry(void *arg, const char *why, int wait_ms)
+{
+	struct agent	*a = arg;
+	cJSON		*ev = evlog_new("model.retry");
+
+	cJSON_AddStringToObject(ev, "message", why);
+	cJSON_AddNumberToObject(ev, "wait_ms", wait_ms);
+	agent_emit_live(a, ev);
+}
+
+static int
+agent_over_budget(struct agent *a)
+{
+	if (a->budget_tokens > 0 && a->in_tok + a->out_tok >= a->budget_tokens)
+		return 1;
+	if (a->budget_usd > 0 && a->cost >= a->budget_usd)
+		return 1;
+	return 0;
+}
+
+static void
+agent_model_done(void *arg, struct model_reply *r)
+{
+	struct agent	*a = arg;
+	cJSON		*ev, *calls;
+	double		 cost;
+
+	a->req = NULL;
+	buf_reset(&a->delta);
+	ev = evlog_new("assistant.message");
+	cJSON_AddStringToObject(ev, "text", r->text != NULL ? r->text : "");
+	calls = cJSON_Duplicate(r->tool_calls, 1);
+	cJSON_AddItemToObject(ev, "tool_calls", calls);
+	agent_set_calls(a, calls);
+	agent_emit(a, ev, 1);
+
+	cost = model_price(model_spec(a->model), r->input_tokens,
+	    r->output_tokens);
+	a->in_tok += r->input_tokens;
+	a->out_tok += r->output_tokens;
+	a->cost += cost;
+	ev = evlog_new("model.usage");
+	cJSON_AddNumberToObject(ev, "input_tokens", (double)r->input_tokens);
+	cJSON_AddNumberToObject(ev, "output_tokens", (double)r->output_tokens);
+	cJSON_AddNumberToObject(ev, "cost_usd", cost);
+	agent_emit(a, ev, 0);
+
+	if (a->ncalls == 0) {
+		agent_finish_run(a, a->last_denied ? "denied" : "done", NULL);
+		return;
+	}
+	if (agent_over_budget(a)) {
+		agent_finish_run(a, "budget", NULL);
+		return;
+	}
+	agent_set_state(a, AGENT_WORKING);
+	agent_kick(a);
+}
+
+static void
+agent_model_error(void *arg, enum model_error err, const char *message)
+{
+	struct agent	*a = arg;
+
+	a->req = NULL;
+	buf_reset(&a->delta);
+	if (err == MODEL_ERR_CANCELLED)
+		return;
+	agent_error_event(a, message);
+	agent_finish_run(a, "error", "model");
+}
+
+static const struct model_cb agent_model_cb = {
+	agent_model_delta, agent_model_retry, agent_model_done,
+	agent_model_error
+};
+
+static void
+agent_request(struct agent *a)
+{
+	cJSON		*msgs, *tools;
+	char		*cause = NULL, *msg;
+	const char	*spec, *base_url;
+
+	if (a->steps >= a->steps_cap) {
+		agent_finish_run(a, "step_limit", NULL);
+		return;
+	}
+	if (agent_over_budget(a)) {
+		agent_finish_run(a, "budget", NULL);
+		return;
+	}
+	if (a->model == NULL) {
+		spec = json_str(a->meta, "model");
+		base_url = json_str(a->meta, "base_url");
+		if (spec == NULL || *spec == '\0')
+			spec = config_get("model");
+		a->model = model_new(spec, base_url != NULL && *base_url != '\0' ?
+		    base_url : NULL, &cause);
+		if (a->model == NULL) {
+			msg = xprintf("model: %s", cause);
+			agent_error_event(a, msg);
+			free(msg);
+			free(cause);
+			agent_finish_run(a, "error", "model");
+			return;
+		}
+	}
+	agent_clear_calls(a);
+	a->steps++;
+	a->pending_user = 0;
+	agent_set_state(a, AGENT_WORKING);
+	msgs = agent_messages(a);
+	tools = tools_schema();
+	a->req = model_request(a->model, a->base, msgs, tools, &agent_model_cb, a);
+	cJSON_Delete(msgs);
+	cJSON_Delete(tools);
+}
+
+static void
+agent_finish_run(struct agent *a, const char *reason, const char *source)
+{
+	cJSON	*ev;
+	size_t	 i;
+	char	*text;
+
+	/* Every call gets an answer, so the conversation stays whole. */
+	for (i = 0; i < a->ncalls; i++) {
+		if (a->calls[i].finished)
+			continue;
+		text = xprintf("Not run: the run ended (%s).", reason);
+		agent_finish_call_text(a, &a->calls[i], text, 0);
+		free(text);
+	}
+	ev = evlog_new("run.finished");
+	cJSON_AddStringToObject(ev, "reason", reason);
+	cJSON_AddNumberToObject(ev, "steps", a->steps);
+	if (source != NULL)
+		cJSON_AddStringToObject(ev, "source", source);
+	agent_emit(a, ev, 1);
+	a->run_active = 0;
+	a->interrupting = 0;
+	a->last_denied = 0;
+	agent_clear_calls(a);
+	if (strcmp(reason, "done") == 0)
+		agent_set_state(a, AGENT_FINISHED);
+	else if (strcmp(reason, "error") == 0)
+		agent_set_state(a, AGENT_ERROR);
+	else
+		agent_set_state(a, AGENT_IDLE);
+	if (a->cb.finished != NULL)
+		a->cb.finished(a->arg, reason, source);
+	/* A message that came in while the run ended starts the next one. */
+	if (a->pending_user > 0 && strcmp(reason, "interrupted") != 0) {
+		a->pending_user = 0;
+		a->run_active = 1;
+		a->steps = 0;
+		agent_kick(a);
+	}
+}
+
+/* The sandbox connection. */
+
+static void
+agent_envd_closed(void *arg, const char *why)
+{
+	struct agent	*a = arg;
+
+	log_warnx("session '%s': %s", a->name, why);
+}
+
+static int
+agent_envd(struct agent *a, char **cause)
+{
+	int	 fd;
+
+	if (a->envd != NULL && envd_conn_alive(a->envd))
+		return 0;
+	if (a->envd != NULL) {
+		if (a->tool != NULL)
+			return -1;
+		envd_conn_free(a->envd);
+		a->envd = NULL;
+	}
+	switch (sandbox_state(a->sbx)) {
+	case SANDBOX_STOPPED:
+		if (sandbox_start(a->sbx, cause) != 0)
+			return -1;
+		break;
+	case SANDBOX_PAUSED:
+		if (sandbox_resume(a->sbx, cause) != 0)
+			return -1;
+		break;
+	case SANDBOX_RUNNING:
+		break;
+	}
+	if ((fd = sandbox_connect(a->sbx, cause)) == -1)
+		return -1;
+	sandbox_touch(a->sbx);
+	a->envd = envd_conn_new(a->base, fd, agent_envd_closed, a);
+	return 0;
+}
+
+/* Public. */
+
+struct agent *
+agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
+    void *arg, char **cause)
+{
+	struct agent	*a;
+	cJSON		*events, *ev;
+	char		*warning = NULL, *dir, *msg = NULL;
+	const char	*sbx, *mode, *type;
+
+	a = xcalloc(1, sizeof *a);
+	a->name = xstrdup(name);
+	a->base = base;
+	if (cb != NULL)
+		a->cb = *cb;
+	a->arg = arg;
+	a->history = cJSON_CreateArray();
+	a->kick = evtimer_new(base, agent_kick_cb, a);
+	a->lock_fd = -1;
+	if ((a->meta = session_load(name, cause)) == NULL)
+		goto fail;
+
+	/* Two agents on one log would interleave it: one runs, one refuses. */
+	dir = session_dir(name);
+	msg = paths_join(dir, "lock");
+	free(dir);
+	a->lock_fd = open(msg, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	free(msg);
+	msg = NULL;
+	if (a->lock_fd == -1 || flock(a->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+		*cause = xprintf("session '%s' is being run by another holt "
+		    "process (the server, or holt run)", name);
+		goto fail;
+	}
+
+	sbx = json_str(a->meta, "sandbox");
+	if (sbx == NULL || (a->sbx = sandbox_open(sbx, &msg)) == NULL) {
+		*cause = xprintf("session '%s': its sandbox '%s' is gone (%s); "
+		    "the session cannot go on without it", name,
+		    sbx != NULL ? sbx : "?", msg != NULL ? msg : "no sandbox");
+		free(msg);
+		goto fail;
+	}
+
+	/* The policy: built-in, the user's, the session's, the workspace's. */
+	a->policy = policy_new();
+	dir = paths_join(paths_config_dir(), "policy");
+	if (policy_load_file(a->policy, dir, "user", cause) != 0) {
+		free(dir);
+		goto fail;
+	}
+	free(dir);
+	dir = session_dir(name);
+	a->rules_path = paths_join(dir, "policy");
+	free(dir);
+	if (policy_load_file(a->policy, a->rules_path, "session", cause) != 0)
+		goto fail;
+	dir = sandbox_workspace(a->sbx);
+	msg = xprintf("%s/.holt/policy", dir);
+	free(dir);
+	if (policy_load_file(a->policy, msg, "workspace", cause) != 0) {
+		free(msg);
+		goto fail;
+	}
+	free(msg);
+	mode = json_str(a->meta, "mode");
+	if (mode == NULL || policy_mode_parse(mode, &a->mode) != 0)
+		policy_mode_parse(config_get("mode"), &a->mode);
+
+	a->test_command = xstrdup(json_str(a->meta, "test_command") != NULL ?
+	    json_str(a->meta, "test_command") : config_get("test_command"));
+	a->tctx.test_command = a->test_command;
+	a->tctx.timeout_s = config_get_num("command_timeout");
+	a->tctx.output_cap = (size_t)config_get_num("output_cap");
+	a->steps_cap = (int)json_num(a->meta, "steps_cap",
+	    (double)config_get_num("steps"));
+	if (a->steps_cap <= 0)
+		a->steps_cap = 25;
+	a->budget_tokens = config_get_num("budget_tokens");
+	a->budget_usd = strtod(config_get("budget_usd"), NULL);
+
+	if ((a->log = eventlog_open(name, cause)) == NULL)
+		goto fail;
+	if ((events = eventlog_read(name, &warning, cause)) == NULL)
+		goto fail;
+	if (warning != NULL) {
+		log_warnx("%s", warning);
+		free(warning);
+	}
+	cJSON_ArrayForEach(ev, events) {
+		type = json_str(ev, "type");
+		if (strcmp(type, "model.usage") == 0) {
+			a->in_tok += (long long)json_num(ev, "input_tokens", 0);
+			a->out_tok += (long long)json_num(ev, "output_tokens", 0);
+			a->cost += json_num(ev, "cost_usd", 0);
+		}
+	}
+	while ((ev = cJSON_DetachItemFromArray(events, 0)) != NULL) {
+		if (history_type(json_str(ev, "type")))
+			cJSON_AddItemToArray(a->history, ev);
+		else
+			cJSON_Delete(ev);
+	}
+	cJSON_Delete(events);
+	agent_rebuild(a);
+	a->state = a->run_active ? AGENT_WORKING : AGENT_IDLE;
+	if (!a->run_active) {
+		cJSON *last = cJSON_GetArrayItem(a->history,
+		    cJSON_GetArraySize(a->history) - 1);
+		if (last != NULL && strcmp(json_str(last, "type"),
+		    "run.finished") == 0) {
+			const char *reason = json_str(last, "reason");
+			if (reason != NULL && strcmp(reason, "done") == 0)
+				a->state = AGENT_FINISHED;
+			else if (reason != NULL && strcmp(reason, "error") == 0)
+				a->state = AGENT_ERROR;
+		}
+	}
+	return a;
+fail:
+	agent_free(a);
+	return NULL;
+}
+
+void
+agent_free(struct agent *a)
+{
+	if (a == NULL)
+		return;
+	if (a->req != NULL)
+		model_request_cancel(a->req);
+	if (a->tool != NULL)
+		tool_exec_free(a->tool);
+	envd_conn_free(a->envd);
+	model_free(a->model);
+	if (a->kick != NULL)
+		event_free(a->kick);
+	agent_clear_calls(a);
+	cJSON_Delete(a->history);
+	cJSON_Delete(a->meta);
+	eventlog_close(a->log);
+	if (a->policy != NULL)
+		policy_free(a->policy);
+	sandbox_free(a->sbx);
+	if (a->lock_fd != -1)
+		close(a->lock_fd);
+	buf_release(&a->delta);
+	free(a->rules_path);
+	free(a->test_command);
+	free(a->name);
+	free(a);
+}
+
+void
+agent_set_ask(struct agent *a, enum agent_ask ask)
+{
+	a->ask = ask;
+}
+
+void
+agent_set_steps(struct agent *a, int steps)
+{
+	if (steps > 0)
+		a->steps_cap = steps;
+}
+
+void
+agent_start(struct agent *a)
+{
+	size_t		 i;
+	struct call	*c;
+	const char	*msg;
+
+	for (i = 0; i < a->ncalls; i++) {
+		c = &a->calls[i];
+		if (!c->started || c->finished)
+			continue;
+		msg = "The command was interrupted: holt stopped (a crash or a "
+		    "restart) while it ran. It may or may not have run, in "
+		    "whole or in part; check the state before running it "
+		    "again.";
+		{
+			struct tool_result r;
+			memset(&r, 0, sizeof r);
+			r.result = (char *)msg;
+			r.interrupted = 1;
+			agent_finish_call(a, c, &r);
+		}
+	}
+	if (a->run_active) {
+		agent_set_state(a, AGENT_WORKING);
+		agent_kick(a);
+	} else if (a->cb.state != NULL)
+		a->cb.state(a->arg);
+}
+
+int
+agent_message(struct agent *a, const char *text, const char *by, char **cause)
+{
+	cJSON	*ev;
+
+	if (text == NULL || *text == '\0') {
+		*cause = xstrdup("empty message");
+		return -1;
+	}
+	ev = evlog_new("user.message");
+	cJSON_AddStringToObject(ev, "text", text);
+	if (by != NULL)
+		cJSON_AddStringToObject(ev, "by", by);
+	agent_emit(a, ev, 1);
+	if (a->run_active) {
+		a->pending_user++;	/* given to the model at the next step */
+		return 0;
+	}
+	a->run_active = 1;
+	a->steps = 0;
+	a->last_denied = 0;
+	agent_set_state(a, AGENT_WORKING);
+	agent_kick(a);
+	return 0;
+}
+
+static int
+agent_save_rule(struct agent *a, const char *rule, char **cause)
+{
+	struct buf	 b = BUF_INIT;
+	char		*old;
+	size_t		 len;
+	int		 rc;
+
+	if (policy_add_rule(a->policy, "allow", rule, "session", cause) != 0)
+		return -1;
+	if ((old = file_read(a->rules_path, &len, 0)) != NULL) {
+		buf_add(&b, old, len);
+		free(old);
+		if (b.len > 0 && b.data[b.len - 1] != '\n')
+			buf_addc(&b, '\n');
+	} else
+		buf_adds(&b, "# rules added by \"always allow\" in this session\n");
+	buf_addf(&b, "allow %s\n", rule);
+	rc = file_write_atomic(a->rules_path, b.data, b.len, 0600);
+	buf_release(&b);
+	if (rc != 0) {
+		*cause = xprintf("%s: %s", a->rules_path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+agent_approve(struct agent *a, const char *request_id, const char *decision,
+    const char *rule, const char *message, const char *command,
+    const char *by, char **cause)
+{
+	struct call	*c = NULL;
+	size_t		 i;
+	cJSON		*ev;
+	char		*subject = NULL, *wider = NULL, *suggested = NULL;
+	char		*tmp = NULL;
+
+	if (strcmp(decision, "allow") != 0 && strcmp(decision, "deny") != 0 &&
+	    strcmp(decision, "always") != 0) {
+		*cause = xprintf("decision '%s': allow, deny or always", decision);
+		return -1;
+	}
+	for (i = 0; i < a->ncalls; i++) {
+		if (a->calls[i].asked && a->calls[i].request_id != NULL &&
+		    (request_id == NULL || strcmp(a->calls[i].request_id,
+		    request_id) == 0)) {
+			c = &a->calls[i];
+			break;
+		}
+	}
+	if (c == NULL || !a->run_active) {
+		*cause = request_id != NULL ? xprintf("approval '%s': no such "
+		    "request is waiting", request_id) :
+		    xstrdup("no approval is waiting");
+		return -1;
+	}
+	if (c->decided) {
+		*cause = xprintf("approval '%s': already decided (%s)",
+		    c->request_id, c->decision);
+		return -1;
+	}
+	if (strcmp(decision, "always") == 0) {
+		if (rule == NULL || *rule == '\0') {
+			if (tool_subject(c->name, c->args, &a->tctx, &subject,
+			    &tmp) != TOOL_COMMAND || (suggested =
+			    policy_suggest_rule(a->policy, subject, &wider))
+			    == NULL) {
+				free(tmp);
+				free(subject);
+				*cause = xstrdup("no safe rule can be proposed for "
+				    "this; allow it once, or give a rule");
+				return -1;
+			}
+			free(subject);
+			free(wider);
+			rule = suggested;
+		}
+		if (agent_save_rule(a, rule, cause) != 0) {
+			free(suggested);
+			return -1;
+		}
+	}
+	ev = evlog_new("approval.decided");
+	cJSON_AddStringToObject(ev, "request_id", c->request_id);
+	cJSON_AddStringToObject(ev, "call_id", c->id);
+	cJSON_AddStringToObject(ev, "decision", decision);
+	cJSON_AddStringToObject(ev, "by", by != NULL ? by : "user");
+	if (strcmp(decision, "always") == 0)
+		cJSON_AddStringToObject(ev, "rule", rule);
+	if (message != NULL && *message != '\0') {
+		cJSON_AddStringToObject(ev, "message", message);
+		c->message = xstrdup(message);
+	}
+	if (command != NULL && *command != '\0' && strcmp(decision, "deny") != 0) {
+		cJSON_AddStringToObject(ev, "command", command);
+		c->command = xstrdup(command);
+	}
+	c->decided = 1;
+	c->decision = xstrdup(decision);
+	agent_emit(a, ev, 1);
+	free(suggested);
+	agent_set_state(a, AGENT_WORKING);
+	agent_kick(a);
+	return 0;
+}
+
+void
+agent_interrupt(struct agent *a, const char *by)
+{
+	size_t	 i;
+
+	if (!a->run_active)
+		return;
+	a->interrupting = 1;
+	if (a->req != NULL) {
+		model_request_cancel(a->req);
+		a->req = NULL;
+		buf_reset(&a->delta);
+		agent_finish_run(a, "interrupted", "user");
+		return;
+	}
+	if (a->tool != NULL && !a->tool_done) {
+		tool_exec_cancel(a->tool);	/* its end finishes the run */
+		return;
+	}
+	for (i = 0; i < a->ncalls; i++) {
+		struct call *c = &a->calls[i];
+		if (c->asked && !c->decided && !c->finished) {
+			agent_decide(a, c, "deny", by != NULL ? by : "user",
+			    NULL, "interrupted");
+			agent_finish_call_text(a, c, "Not run: the user "
+			    "interrupted.", 0);
+		}
+	}
+	agent_kick(a);
+}
+
+int
+agent_set_mode(struct agent *a, const char *mode, char **cause)
+{
+	enum policy_mode	 m;
+
+	if (policy_mode_parse(mode, &m) != 0) {
+		*cause = xprintf("mode '%s': manual, auto, strict or trust", mode);
+		return -1;
+	}
+	a->mode = m;
+	cJSON_DeleteItemFromObjectCaseSensitive(a->meta, "mode");
+	cJSON_AddStringToObject(a->meta, "mode", policy_mode_name(m));
+	if (session_save(a->name, a->meta, cause) != 0)
+		return -1;
+	if (a->cb.state != NULL)
+		a->cb.state(a->arg);
+	return 0;
+}
+
+const char *
+agent_name(struct agent *a)
+{
+	return a->name;
+}
+
+enum agent_state
+agent_get_state(struct agent *a)
+{
+	return a->state;
+}
+
+int
+agent_run_active(struct agent *a)
+{
+	return a->run_active;
+}
+
+cJSON *
+agent_state_json(struct agent *a)
+{
+	cJSON		*st, *pending, *ev;
+	const char	*rid;
+	size_t		 i;
+	char		*ws;
+
+	st = cJSON_CreateObject();
+	cJSON_AddStringToObject(st, "name", a->name);
+	cJSON_AddStringToObject(st, "state", agent_state_name(a->state));
+	cJSON_AddStringToObject(st, "sandbox", sandbox_id(a->sbx));
+	cJSON_AddStringToObject(st, "sandbox_state",
+	    sandbox_state_name(sandbox_state(a->sbx)));
+	cJSON_AddStringToObject(st, "model", json_str(a->meta, "model") != NULL ?
+	    json_str(a->meta, "model") : config_get("model"));
+	cJSON_AddStringToObject(st, "mode", policy_mode_name(a->mode));
+	cJSON_AddNumberToObject(st, "step", a->steps);
+	cJSON_AddNumberToObject(st, "steps_cap", a->steps_cap);
+	cJSON_AddNumberToObject(st, "input_tokens", (double)a->in_tok);
+	cJSON_AddNumberToObject(st, "output_tokens", (double)a->out_tok);
+	cJSON_AddNumberToObject(st, "cost_usd", a->cost);
+	pending = cJSON_AddArrayToObject(st, "pending");
+	for (i = 0; i < a->ncalls; i++) {
+		if (!a->calls[i].asked || a->calls[i].decided)
+			continue;
+		rid = a->calls[i].request_id;
+		for (ev = a->history->child; ev != NULL; ev = ev->next) {
+			if (strcmp(json_str(ev, "type"), "approval.needed") == 0 &&
+			    rid != NULL && json_str(ev, "request_id") != NULL &&
+			    strcmp(json_str(ev, "request_id"), rid) == 0) {
+				cJSON_AddItemToArray(pending,
+				    cJSON_Duplicate(ev, 1));
+				break;
+			}
+		}
+	}
+	ws = sandbox_workspace(a->sbx);
+	cJSON_AddStringToObject(st, "workspace", ws);
+	free(ws);
+	if (json_str(a->meta, "base_commit") != NULL)
+		cJSON_AddStringToObject(st, "base_commit",
+		    json_str(a->meta, "base_commit"));
+	else
+		cJSON_AddNullToObject(st, "base_commit");
+	cJSON_AddStringToObject(st, "test_command", a->test_command != NULL ?
+	    a->test_command : "");
+	if (json_str(a->meta, "repo") != NULL)
+		cJSON_AddStringToObject(st, "repo", json_str(a->meta, "repo"));
+	return st;
+}

@@ -1,0 +1,89 @@
+/*
+ * agent.h: the agent loop of one session (DESIGN 6 and 7).
+ *
+ * An agent is opened on a session: it reads session.json and the event
+ * log, rebuilds the conversation and what was in flight, connects to the
+ * session's sandbox and, with agent_start, carries on where the log ends.
+ * Everything it does is an event: appended to events.jsonl (fsync'd at the
+ * durable points) and passed to the event callback, which the server fans
+ * out to clients and holt run prints as JSONL.
+ *
+ * Call order: session_create (once) -> agent_open -> agent_start ->
+ * agent_message / agent_approve / agent_interrupt ... -> agent_free.
+ */
+#ifndef AGENT_H
+#define AGENT_H
+
+#include <event2/event.h>
+
+#include "holt.h"
+
+struct agent;
+
+enum agent_state {
+	AGENT_IDLE,		/* no run; waiting for a message */
+	AGENT_WORKING,		/* model request or tool in flight */
+	AGENT_WAITING,		/* an approval is pending */
+	AGENT_FINISHED,		/* the last run ended done */
+	AGENT_ERROR		/* the last run ended in an error */
+};
+
+/* How an "ask" verdict is answered when nobody may be there. */
+enum agent_ask {
+	AGENT_ASK_WAIT,		/* wait for agent_approve (clients, stdin) */
+	AGENT_ASK_DENY		/* deny at once (holt run --ask deny) */
+};
+
+struct agent_cb {
+	void	(*event)(void *arg, const cJSON *ev);	/* borrowed */
+	void	(*state)(void *arg);
+	void	(*finished)(void *arg, const char *reason, const char *source);
+};
+
+struct session_new {
+	const char	*name;		/* NULL: derived from the repo */
+	const char	*repo;		/* path or URL, or NULL */
+	const char	*branch;
+	int		 depth;
+	const char	*model;
+	const char	*base_url;
+	const char	*mode;
+	const char	*net;
+	const char	*test_command;
+	int		 steps;
+	const char	*task;		/* first user message, or NULL */
+	void		(*progress)(void *, const char *);
+	void		*progress_arg;
+};
+
+/* Create a session: sandbox, repository, session.json, session.created.
+ * Returns the session's name (caller frees). */
+char	*session_create(const struct session_new *, char **cause);
+/* Remove a session's files and its sandbox. */
+int	 session_remove(const char *name, char **cause);
+
+struct agent *agent_open(const char *name, struct event_base *,
+	     const struct agent_cb *, void *arg, char **cause);
+void	 agent_free(struct agent *);
+void	 agent_set_ask(struct agent *, enum agent_ask);
+void	 agent_set_steps(struct agent *, int);
+void	 agent_start(struct agent *);
+int	 agent_message(struct agent *, const char *text, const char *by,
+	     char **cause);
+int	 agent_approve(struct agent *, const char *request_id,
+	     const char *decision, const char *rule, const char *message,
+	     const char *command, const char *by, char **cause);
+void	 agent_interrupt(struct agent *, const char *by);
+int	 agent_set_mode(struct agent *, const char *mode, char **cause);
+const char *agent_name(struct agent *);
+enum agent_state agent_get_state(struct agent *);
+const char *agent_state_name(enum agent_state);
+cJSON	*agent_state_json(struct agent *);	/* STATE of the protocol */
+int	 agent_run_active(struct agent *);
+
+/* agent-tools.c: the tools the model sees (DESIGN 6). */
+cJSON	*tools_schema(void);
+const char *tools_output_cap_marker(void);
+char	*tools_cap_output(const char *, size_t len, size_t cap);
+
+#endif

@@ -1,0 +1,218 @@
+/*
+ * client.c: connecting to the server, starting it on demand (like tmux:
+ * the first client forks the server; a lock file beside the socket makes
+ * two racing clients start exactly one).
+ */
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+
+char *
+client_socket_path(void)
+{
+	if (cmd_socket_path != NULL)
+		return xstrdup(cmd_socket_path);
+	return paths_join(paths_run_dir(), cmd_socket_name != NULL ?
+	    cmd_socket_name : "default");
+}
+
+static int
+client_try(const char *path)
+{
+	struct sockaddr_un	 sun;
+	int			 fd;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sun.sun_path) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	xstrlcpy(sun.sun_path, path, sizeof sun.sun_path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+/* Fork the server: detached, in its own session, stdio on /dev/null. */
+static int
+client_start_server(char **cause)
+{
+	pid_t	 pid;
+	int	 status, null;
+	char	 self[4096];
+	ssize_t	 n;
+
+	if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) <= 0) {
+		*cause = xprintf("cannot find the holt binary: %s",
+		    strerror(errno));
+		return -1;
+	}
+	self[n] = '\0';
+	if ((pid = fork()) == -1) {
+		*cause = xprintf("fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		if ((null = open("/dev/null", O_RDWR)) != -1) {
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(null, 2);
+			if (null > 2)
+				close(null);
+		}
+		if (cmd_socket_path != NULL)
+			execl(self, "holt", "-S", cmd_socket_path, "server", "-f",
+			    (char *)NULL);
+		else if (cmd_socket_name != NULL)
+			execl(self, "holt", "-L", cmd_socket_name, "server", "-f",
+			    (char *)NULL);
+		else
+			execl(self, "holt", "server", "-f", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	return 0;
+}
+
+static int
+client_hello(int fd, char **cause)
+{
+	cJSON	*req, *rep;
+
+	req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "type", "hello");
+	cJSON_AddNumberToObject(req, "version", HOLT_PROTOCOL_VERSION);
+	cJSON_AddStringToObject(req, "client", "cli");
+	if ((rep = client_call(fd, req, cause)) == NULL)
+		return -1;
+	cJSON_Delete(rep);
+	return 0;
+}
+
+int
+client_connect(int start, char **cause)
+{
+	char		*path, *lock;
+	int		 fd, lfd = -1, i;
+	struct timespec	 ts = { 0, 20 * 1000 * 1000 };
+
+	path = client_socket_path();
+	if ((fd = client_try(path)) != -1)
+		goto hello;
+	if (!start || (errno != ENOENT && errno != ECONNREFUSED)) {
+		*cause = xprintf("no server running on %s", path);
+		free(path);
+		return -1;
+	}
+	lock = xprintf("%s.lock", path);
+	if ((lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1 ||
+	    flock(lfd, LOCK_EX) == -1) {
+		*cause = xprintf("%s: %s", lock, strerror(errno));
+		free(lock);
+		free(path);
+		if (lfd != -1)
+			close(lfd);
+		return -1;
+	}
+	free(lock);
+	/* Someone may have started it while we waited for the lock. */
+	if ((fd = client_try(path)) == -1) {
+		if (client_start_server(cause) != 0) {
+			close(lfd);
+			free(path);
+			return -1;
+		}
+		for (i = 0; i < 500; i++) {	/* up to ~10 s */
+			if ((fd = client_try(path)) != -1)
+				break;
+			nanosleep(&ts, NULL);
+		}
+	}
+	close(lfd);
+	if (fd == -1) {
+		*cause = xprintf("the server did not start (socket %s; see "
+		    "its log beside it)", path);
+		free(path);
+		return -1;
+	}
+hello:
+	free(path);
+	if (client_hello(fd, cause) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+cJSON *
+client_call(int fd, cJSON *req, char **cause)
+{
+	cJSON		*rep;
+	const char	*type;
+	int		 r;
+
+	if (frame_write_fd(fd, req) != 0) {
+		*cause = xprintf("server: %s", strerror(errno));
+		cJSON_Delete(req);
+		return NULL;
+	}
+	cJSON_Delete(req);
+	for (;;) {
+		r = frame_read_fd(fd, &rep, cause);
+		if (r == 0) {
+			*cause = xstrdup("the server closed the connection");
+			return NULL;
+		}
+		if (r < 0)
+			return NULL;
+		type = json_str(rep, "type");
+		if (type != NULL && (strcmp(type, "event") == 0 ||
+		    strcmp(type, "state") == 0)) {
+			cJSON_Delete(rep);
+			continue;
+		}
+		if (type != NULL && strcmp(type, "error") == 0) {
+			*cause = xstrdup(json_str(rep, "message") != NULL ?
+			    json_str(rep, "message") : "error");
+			cJSON_Delete(rep);
+			return NULL;
+		}
+		return rep;
+	}
+}
+
+cJSON *
+client_request(cJSON *req, int start, char **cause)
+{
+	cJSON	*rep;
+	int	 fd;
+
+	if ((fd = client_connect(start, cause)) == -1) {
+		cJSON_Delete(req);
+		return NULL;
+	}
+	rep = client_call(fd, req, cause);
+	close(fd);
+	return rep;
+}

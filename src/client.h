@@ -1,0 +1,24 @@
+/*
+ * client.h: talking to the holt server (DESIGN 8). client_connect finds the
+ * server's socket (-S PATH, -L NAME or "default" in the runtime directory),
+ * starts the server when none answers (a lock file makes racing clients
+ * start exactly one), and does the hello exchange. The fd is blocking and
+ * close-on-exec.
+ *
+ * Protocol (frames of holt.h): the client sends {"type": ...} requests and
+ * gets {"type":"ok",...} or {"type":"error","message":...} replies in order;
+ * after "attach", {"type":"event"} and {"type":"state"} frames come too.
+ */
+#ifndef CLIENT_H
+#define CLIENT_H
+
+#include "holt.h"
+
+char	*client_socket_path(void);		/* caller frees */
+int	 client_connect(int start, char **cause);	/* start: the server if need be */
+/* Send req (taken) and wait for its reply, skipping event/state frames. */
+cJSON	*client_call(int fd, cJSON *req, char **cause);
+/* One request on a fresh connection; NULL with *cause on error replies. */
+cJSON	*client_request(cJSON *req, int start, char **cause);
+
+#endif

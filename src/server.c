@@ -1,0 +1,825 @@
+/*
+ * server.c: the holt server. One libevent loop serves the client socket and
+ * drives every session's agent (model streams, sandbox connections, timers).
+ *
+ * Clients are checked with SO_PEERCRED (same uid only) and must say hello
+ * first. A bad frame (not JSON, over the size limit, a request before
+ * hello, an unknown type) drops that client with a logged reason; the server
+ * and the other clients carry on. Events are encoded once and the same bytes
+ * queued to every attached client; a client that stops reading loses the
+ * live-only events (deltas, output past the logged part) first and is
+ * dropped when its queue passes CLIENT_QUEUE_MAX, so one slow client cannot
+ * grow the server without bound.
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/listener.h>
+
+#include "agent.h"
+#include "client.h"
+#include "sandbox.h"
+#include "server.h"
+#include "session.h"
+
+#define CLIENT_FRAME_MAX	(1U * 1024 * 1024)	/* from a client */
+#define CLIENT_LIVE_MAX		(4U * 1024 * 1024)	/* then drop live-only */
+#define CLIENT_QUEUE_MAX	(64U * 1024 * 1024)	/* then drop the client */
+#define SNAPSHOT_DEFAULT	2000
+
+struct srv_session;
+
+struct srv_client {
+	unsigned int		 id;
+	struct bufferevent	*bev;
+	struct frame_decoder	 dec;
+	int			 hello;
+	int			 readonly;
+	struct srv_session	*attached;
+	struct srv_client	*next;
+};
+
+struct srv_session {
+	char			*name;
+	struct agent		*agent;
+	char			*error;		/* could not be opened */
+	struct event		*approval_timer;
+	struct event		*kill_timer;
+	int			 killing;	/* 1 stop, 2 stop and remove */
+	struct srv_session	*next;
+};
+
+static struct event_base	*srv_base;
+static struct evconnlistener	*srv_listener;
+static struct srv_client	*srv_clients;
+static struct srv_session	*srv_sessions;
+static unsigned int		 srv_next_id = 1;
+static char			*srv_path;
+static int			 srv_exiting;
+
+static void	srv_client_drop(struct srv_client *, const char *);
+static void	srv_session_close(struct srv_session *);
+
+static void
+srv_send(struct srv_client *c, cJSON *msg)
+{
+	char	*data;
+	size_t	 len;
+
+	data = frame_encode(msg, &len);
+	bufferevent_write(c->bev, data, len);
+	free(data);
+}
+
+static void
+srv_reply_ok(struct srv_client *c, cJSON *extra)
+{
+	cJSON	*msg = extra != NULL ? extra : cJSON_CreateObject();
+
+	cJSON_DeleteItemFromObjectCaseSensitive(msg, "type");
+	cJSON_AddStringToObject(msg, "type", "ok");
+	srv_send(c, msg);
+	cJSON_Delete(msg);
+}
+
+static void
+srv_reply_error(struct srv_client *c, const char *fmt, ...) printflike(2, 3);
+
+static void
+srv_reply_error(struct srv_client *c, const char *fmt, ...)
+{
+	cJSON	*msg;
+	char	*text;
+	va_list	 ap;
+
+	va_start(ap, fmt);
+	xvasprintf(&text, fmt, ap);
+	va_end(ap);
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "error");
+	cJSON_AddStringToObject(msg, "message", text);
+	srv_send(c, msg);
+	cJSON_Delete(msg);
+	free(text);
+}
+
+/* Sessions. */
+
+static struct srv_session *
+srv_session_find(const char *name)
+{
+	struct srv_session	*s;
+
+	if (name == NULL)
+		return NULL;
+	for (s = srv_sessions; s != NULL; s = s->next) {
+		if (strcmp(s->name, name) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+static int
+srv_session_rw_clients(struct srv_session *s)
+{
+	struct srv_client	*c;
+	int			 n = 0;
+
+	for (c = srv_clients; c != NULL; c = c->next) {
+		if (c->attached == s && !c->readonly)
+			n++;
+	}
+	return n;
+}
+
+/* Queue the same frame bytes to every client attached to s. */
+static void
+srv_fanout(struct srv_session *s, const char *data, size_t len, int live_only)
+{
+	struct srv_client	*c, *next;
+	size_t			 queued;
+
+	for (c = srv_clients; c != NULL; c = next) {
+		next = c->next;
+		if (c->attached != s)
+			continue;
+		queued = evbuffer_get_length(bufferevent_get_output(c->bev));
+		if (queued > CLIENT_QUEUE_MAX) {
+			srv_client_drop(c, "too slow: its queue is full");
+			continue;
+		}
+		if (live_only && queued > CLIENT_LIVE_MAX)
+			continue;
+		bufferevent_write(c->bev, data, len);
+	}
+}
+
+static void
+srv_approval_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	struct srv_session	*s = arg;
+	char			*cause = NULL;
+	const char		*answer = config_get("approval_default");
+
+	if (s->agent == NULL || srv_session_rw_clients(s) > 0)
+		return;
+	log_info("session '%s': approval timed out, answering %s", s->name,
+	    answer);
+	if (agent_approve(s->agent, NULL, answer, NULL, strcmp(answer,
+	    "deny") == 0 ? "nobody answered in time" : NULL, NULL, "timeout",
+	    &cause) != 0) {
+		log_warnx("session '%s': %s", s->name, cause);
+		free(cause);
+	}
+}
+
+static void
+srv_arm_approval_timer(struct srv_session *s)
+{
+	long long	 secs = config_get_num("approval_timeout");
+	struct timeval	 tv;
+
+	if (secs <= 0 || s->agent == NULL)
+		return;
+	if (agent_get_state(s->agent) != AGENT_WAITING ||
+	    srv_session_rw_clients(s) > 0) {
+		evtimer_del(s->approval_timer);
+		return;
+	}
+	if (evtimer_pending(s->approval_timer, NULL))
+		return;
+	tv.tv_sec = (time_t)secs;
+	tv.tv_usec = 0;
+	evtimer_add(s->approval_timer, &tv);
+}
+
+static void
+srv_agent_event(void *arg, const cJSON *ev)
+{
+	struct srv_session	*s = arg;
+	cJSON			*msg;
+	char			*data;
+	size_t			 len;
+	const char		*type = json_str(ev, "type");
+	int			 live_only;
+
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "event");
+	cJSON_AddStringToObject(msg, "session", s->name);
+	cJSON_AddItemReferenceToObject(msg, "event", (cJSON *)ev);
+	data = frame_encode(msg, &len);
+	cJSON_Delete(msg);
+	live_only = type != NULL && (strcmp(type, "assistant.delta") == 0 ||
+	    (strcmp(type, "tool.output") == 0 &&
+	    cJSON_GetObjectItemCaseSensitive(ev, "seq") == NULL));
+	srv_fanout(s, data, len, live_only);
+	free(data);
+}
+
+static void
+srv_agent_state(void *arg)
+{
+	struct srv_session	*s = arg;
+	cJSON			*msg;
+	char			*data;
+	size_t			 len;
+
+	if (s->agent == NULL)
+		return;
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "state");
+	cJSON_AddItemToObject(msg, "session", agent_state_json(s->agent));
+	data = frame_encode(msg, &len);
+	cJSON_Delete(msg);
+	srv_fanout(s, data, len, 0);
+	free(data);
+	srv_arm_approval_timer(s);
+}
+
+static void
+srv_session_finish_kill(struct srv_session *s)
+{
+	char		*cause = NULL;
+	cJSON		*meta;
+	struct sandbox	*sbx;
+	int		 rm = s->killing == 2;
+	char		*name = xstrdup(s->name);
+
+	srv_session_close(s);
+	if (rm) {
+		if (session_remove(name, &cause) != 0) {
+			log_warnx("kill-session '%s': %s", name, cause);
+			free(cause);
+		}
+	} else if ((meta = session_load(name, &cause)) != NULL) {
+		if (json_str(meta, "sandbox") != NULL && (sbx =
+		    sandbox_open(json_str(meta, "sandbox"), &cause)) != NULL) {
+			if (sandbox_stop(sbx, &cause) != 0) {
+				log_warnx("kill-session '%s': %s", name, cause);
+				free(cause);
+			}
+			sandbox_free(sbx);
+		} else
+			free(cause);
+		cJSON_Delete(meta);
+	} else
+		free(cause);
+	free(name);
+}
+
+static void
+srv_kill_timeout(evutil_socket_t fd, short what, void *arg)
+{
+	srv_session_finish_kill(arg);
+}
+
+static void
+srv_agent_finished(void *arg, const char *reason, const char *source)
+{
+	struct srv_session	*s = arg;
+
+	if (s->killing)
+		srv_session_finish_kill(s);
+}
+
+static const struct agent_cb srv_agent_cb = {
+	srv_agent_event, srv_agent_state, srv_agent_finished
+};
+
+static struct srv_session *
+srv_session_open(const char *name, char **cause)
+{
+	struct srv_session	*s;
+
+	if ((s = srv_session_find(name)) != NULL && s->agent != NULL)
+		return s;
+	if (s == NULL) {
+		s = xcalloc(1, sizeof *s);
+		s->name = xstrdup(name);
+		s->approval_timer = evtimer_new(srv_base, srv_approval_timeout, s);
+		s->kill_timer = evtimer_new(srv_base, srv_kill_timeout, s);
+		s->next = srv_sessions;
+		srv_sessions = s;
+	}
+	free(s->error);
+	s->error = NULL;
+	s->agent = agent_open(name, srv_base, &srv_agent_cb, s, cause);
+	if (s->agent == NULL) {
+		s->error = xstrdup(*cause);
+		log_warnx("%s", *cause);
+		return NULL;
+	}
+	agent_start(s->agent);
+	return s;
+}
+
+/* Forget a session: its clients are told and detached. */
+static void
+srv_session_close(struct srv_session *s)
+{
+	struct srv_session	**sp;
+	struct srv_client	*c;
+	cJSON			*msg;
+
+	for (c = srv_clients; c != NULL; c = c->next) {
+		if (c->attached != s)
+			continue;
+		msg = cJSON_CreateObject();
+		cJSON_AddStringToObject(msg, "type", "exit");
+		cJSON_AddStringToObject(msg, "session", s->name);
+		cJSON_AddStringToObject(msg, "reason", "the session was killed");
+		srv_send(c, msg);
+		cJSON_Delete(msg);
+		c->attached = NULL;
+	}
+	for (sp = &srv_sessions; *sp != NULL; sp = &(*sp)->next) {
+		if (*sp == s) {
+			*sp = s->next;
+			break;
+		}
+	}
+	agent_free(s->agent);
+	event_free(s->approval_timer);
+	event_free(s->kill_timer);
+	free(s->error);
+	free(s->name);
+	free(s);
+}
+
+static cJSON *
+srv_session_info(struct srv_session *s)
+{
+	cJSON		*info, *meta;
+	char		*cause = NULL, *dir, *path;
+	struct stat	 sb;
+
+	if (s->agent != NULL)
+		info = agent_state_json(s->agent);
+	else {
+		info = cJSON_CreateObject();
+		cJSON_AddStringToObject(info, "name", s->name);
+		cJSON_AddStringToObject(info, "state", "error");
+		cJSON_AddStringToObject(info, "error", s->error != NULL ?
+		    s->error : "not open");
+	}
+	if ((meta = session_load(s->name, &cause)) != NULL) {
+		if (json_str(meta, "created") != NULL)
+			cJSON_AddStringToObject(info, "created",
+			    json_str(meta, "created"));
+		cJSON_Delete(meta);
+	} else
+		free(cause);
+	dir = session_dir(s->name);
+	path = paths_join(dir, "events.jsonl");
+	if (stat(path, &sb) == 0)
+		cJSON_AddNumberToObject(info, "last_activity",
+		    (double)sb.st_mtime);
+	free(path);
+	free(dir);
+	return info;
+}
+
+/* Requests. */
+
+static struct srv_session *
+srv_need_session(struct srv_client *c, const cJSON *req)
+{
+	const char		*name = json_str(req, "session");
+	struct srv_session	*s;
+	char			*cause = NULL;
+
+	if (name == NULL) {
+		srv_reply_error(c, "no session given");
+		return NULL;
+	}
+	if ((s = srv_session_find(name)) != NULL && s->agent != NULL)
+		return s;
+	if (!session_exists(name)) {
+		srv_reply_error(c, "session '%s': no such session", name);
+		return NULL;
+	}
+	if ((s = srv_session_open(name, &cause)) == NULL) {
+		srv_reply_error(c, "%s", cause);
+		free(cause);
+		return NULL;
+	}
+	return s;
+}
+
+static void
+srv_do_ls(struct srv_client *c)
+{
+	struct srv_session	*s;
+	cJSON			*rep, *list;
+	char			**names;
+	size_t			 n, i;
+	char			*cause = NULL;
+
+	/* Sessions created by another process since we started. */
+	names = session_list(&n);
+	for (i = 0; i < n; i++) {
+		if (srv_session_find(names[i]) == NULL &&
+		    srv_session_open(names[i], &cause) == NULL) {
+			free(cause);
+			cause = NULL;
+		}
+		free(names[i]);
+	}
+	free(names);
+	rep = cJSON_CreateObject();
+	list = cJSON_AddArrayToObject(rep, "sessions");
+	for (s = srv_sessions; s != NULL; s = s->next) {
+		if (!session_exists(s->name))
+			continue;
+		cJSON_AddItemToArray(list, srv_session_info(s));
+	}
+	srv_reply_ok(c, rep);
+}
+
+static void
+srv_do_attach(struct srv_client *c, const cJSON *req)
+{
+	struct srv_session	*s;
+	cJSON			*rep, *events, *ev;
+	char			*warning = NULL, *cause = NULL;
+	int			 last, skip;
+
+	if ((s = srv_need_session(c, req)) == NULL)
+		return;
+	events = eventlog_read(s->name, &warning, &cause);
+	if (events == NULL) {
+		srv_reply_error(c, "%s", cause);
+		free(cause);
+		return;
+	}
+	free(warning);
+	last = (int)json_num(req, "last", SNAPSHOT_DEFAULT);
+	if (last < 0)
+		last = SNAPSHOT_DEFAULT;
+	for (skip = cJSON_GetArraySize(events) - last; skip > 0; skip--) {
+		ev = cJSON_DetachItemFromArray(events, 0);
+		cJSON_Delete(ev);
+	}
+	c->attached = s;
+	c->readonly = json_bool(req, "readonly", 0);
+	rep = cJSON_CreateObject();
+	cJSON_AddStringToObject(rep, "type", "snapshot");
+	cJSON_AddItemToObject(rep, "session", agent_state_json(s->agent));
+	cJSON_AddItemToObject(rep, "events", events);
+	srv_send(c, rep);
+	cJSON_Delete(rep);
+	srv_arm_approval_timer(s);
+}
+
+static void
+srv_do_kill_session(struct srv_client *c, const cJSON *req)
+{
+	const char		*name = json_str(req, "session");
+	struct srv_session	*s = srv_session_find(name);
+	struct timeval		 tv = { 5, 0 };
+	char			*cause = NULL;
+
+	if (name == NULL || !session_exists(name)) {
+		srv_reply_error(c, "session '%s': no such session",
+		    name != NULL ? name : "");
+		return;
+	}
+	if (s == NULL) {
+		s = xcalloc(1, sizeof *s);
+		s->name = xstrdup(name);
+		s->approval_timer = evtimer_new(srv_base, srv_approval_timeout, s);
+		s->kill_timer = evtimer_new(srv_base, srv_kill_timeout, s);
+		s->next = srv_sessions;
+		srv_sessions = s;
+	}
+	s->killing = json_bool(req, "rm", 0) ? 2 : 1;
+	srv_reply_ok(c, NULL);
+	if (s->agent != NULL && agent_run_active(s->agent)) {
+		agent_interrupt(s->agent, "kill-session");
+		if (srv_session_find(name) == s && s->agent != NULL &&
+		    agent_run_active(s->agent)) {
+			evtimer_add(s->kill_timer, &tv);	/* a tool winds down */
+			return;
+		}
+		if (srv_session_find(name) != s)
+			return;		/* finished: already done */
+	}
+	srv_session_finish_kill(s);
+	(void)cause;
+}
+
+static void
+srv_dispatch(struct srv_client *c, cJSON *req)
+{
+	const char		*type = json_str(req, "type");
+	struct srv_session	*s;
+	char			*cause = NULL, *by;
+	cJSON			*rep;
+
+	if (type == NULL) {
+		srv_client_drop(c, "a frame without a type");
+		return;
+	}
+	if (!c->hello) {
+		if (strcmp(type, "hello") != 0) {
+			srv_client_drop(c, "a request before hello");
+			return;
+		}
+		if ((int)json_num(req, "version", 0) != HOLT_PROTOCOL_VERSION) {
+			srv_reply_error(c, "protocol version %d is not %d: the "
+			    "server and client are different versions of holt "
+			    "(holt kill-server, then try again)",
+			    (int)json_num(req, "version", 0),
+			    HOLT_PROTOCOL_VERSION);
+			bufferevent_flush(c->bev, EV_WRITE, BEV_FLUSH);
+			return;
+		}
+		c->hello = 1;
+		rep = cJSON_CreateObject();
+		cJSON_AddStringToObject(rep, "type", "hello");
+		cJSON_AddNumberToObject(rep, "version", HOLT_PROTOCOL_VERSION);
+		cJSON_AddNumberToObject(rep, "pid", (double)getpid());
+		srv_send(c, rep);
+		cJSON_Delete(rep);
+		return;
+	}
+	if (strcmp(type, "hello") == 0) {
+		srv_client_drop(c, "a second hello");
+		return;
+	}
+	if (strcmp(type, "ls") == 0) {
+		srv_do_ls(c);
+		return;
+	}
+	if (strcmp(type, "open") == 0) {
+		if (srv_need_session(c, req) != NULL)
+			srv_reply_ok(c, NULL);
+		return;
+	}
+	if (strcmp(type, "attach") == 0) {
+		srv_do_attach(c, req);
+		return;
+	}
+	if (strcmp(type, "detach") == 0) {
+		s = c->attached;
+		c->attached = NULL;
+		srv_reply_ok(c, NULL);
+		if (s != NULL)
+			srv_arm_approval_timer(s);
+		return;
+	}
+	if (strcmp(type, "kill-session") == 0) {
+		srv_do_kill_session(c, req);
+		return;
+	}
+	if (strcmp(type, "kill-server") == 0) {
+		srv_reply_ok(c, NULL);
+		bufferevent_flush(c->bev, EV_WRITE, BEV_FLUSH);
+		srv_exiting = 1;
+		event_base_loopexit(srv_base, NULL);
+		return;
+	}
+	if (strcmp(type, "send") != 0 && strcmp(type, "approve") != 0 &&
+	    strcmp(type, "interrupt") != 0 && strcmp(type, "mode") != 0 &&
+	    strcmp(type, "state") != 0) {
+		srv_client_drop(c, "an unknown request type");
+		return;
+	}
+	if ((s = srv_need_session(c, req)) == NULL)
+		return;
+	if (strcmp(type, "state") == 0) {
+		rep = cJSON_CreateObject();
+		cJSON_AddItemToObject(rep, "session", srv_session_info(s));
+		srv_reply_ok(c, rep);
+		return;
+	}
+	if (c->readonly && c->attached == s) {
+		srv_reply_error(c, "this client is read-only (attach -r)");
+		return;
+	}
+	by = xprintf("user");
+	if (strcmp(type, "send") == 0) {
+		if (agent_message(s->agent, json_str(req, "text"), by,
+		    &cause) != 0)
+			goto fail;
+	} else if (strcmp(type, "approve") == 0) {
+		if (agent_approve(s->agent, json_str(req, "request_id"),
+		    json_str(req, "decision") != NULL ? json_str(req,
+		    "decision") : "", json_str(req, "rule"), json_str(req,
+		    "message"), json_str(req, "command"), by, &cause) != 0)
+			goto fail;
+	} else if (strcmp(type, "interrupt") == 0)
+		agent_interrupt(s->agent, by);
+	else if (strcmp(type, "mode") == 0) {
+		if (agent_set_mode(s->agent, json_str(req, "mode") != NULL ?
+		    json_str(req, "mode") : "", &cause) != 0)
+			goto fail;
+	}
+	free(by);
+	srv_reply_ok(c, NULL);
+	return;
+fail:
+	free(by);
+	srv_reply_error(c, "%s", cause);
+	free(cause);
+}
+
+/* Clients. */
+
+static void
+srv_client_drop(struct srv_client *c, const char *why)
+{
+	struct srv_client	**cp;
+	struct srv_session	*s = c->attached;
+
+	if (why != NULL)
+		log_warnx("client %u dropped: %s", c->id, why);
+	for (cp = &srv_clients; *cp != NULL; cp = &(*cp)->next) {
+		if (*cp == c) {
+			*cp = c->next;
+			break;
+		}
+	}
+	bufferevent_free(c->bev);
+	frame_decoder_release(&c->dec);
+	free(c);
+	if (s != NULL)
+		srv_arm_approval_timer(s);
+}
+
+static void
+srv_client_read(struct bufferevent *bev, void *arg)
+{
+	struct srv_client	*c = arg;
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	cJSON			*req;
+	char			*cause = NULL, tmp[16384];
+	size_t			 n;
+	unsigned int		 id = c->id;
+	int			 rc;
+
+	while ((n = evbuffer_remove(in, tmp, sizeof tmp)) > 0 &&
+	    n != (size_t)-1)
+		frame_decoder_feed(&c->dec, tmp, n);
+	for (;;) {
+		rc = frame_decoder_next(&c->dec, &req, &cause);
+		if (rc == 0)
+			return;
+		if (rc == -1) {
+			char *why = xprintf("bad frame: %s", cause);
+			free(cause);
+			srv_client_drop(c, why);
+			free(why);
+			return;
+		}
+		srv_dispatch(c, req);
+		cJSON_Delete(req);
+		/* The request may have dropped this client. */
+		{
+			struct srv_client *x;
+			for (x = srv_clients; x != NULL && x->id != id; x = x->next)
+				;
+			if (x == NULL || srv_exiting)
+				return;
+		}
+	}
+}
+
+static void
+srv_client_event(struct bufferevent *bev, short what, void *arg)
+{
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+		srv_client_drop(arg, NULL);
+}
+
+static void
+srv_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+    int len, void *arg)
+{
+	struct srv_client	*c;
+	struct ucred		 cred;
+	socklen_t		 clen = sizeof cred;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0 ||
+	    cred.uid != getuid()) {
+		log_warnx("refused a client of uid %ld (only uid %ld may "
+		    "connect)", (long)cred.uid, (long)getuid());
+		close(fd);
+		return;
+	}
+	c = xcalloc(1, sizeof *c);
+	c->id = srv_next_id++;
+	frame_decoder_init(&c->dec, CLIENT_FRAME_MAX);
+	c->bev = bufferevent_socket_new(srv_base, fd, BEV_OPT_CLOSE_ON_FREE);
+	bufferevent_setcb(c->bev, srv_client_read, NULL, srv_client_event, c);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	c->next = srv_clients;
+	srv_clients = c;
+}
+
+static void
+srv_signal(evutil_socket_t sig, short what, void *arg)
+{
+	log_info("signal %d: exiting", (int)sig);
+	srv_exiting = 1;
+	event_base_loopexit(srv_base, NULL);
+}
+
+int
+server_main(int foreground)
+{
+	struct sockaddr_un	 sun;
+	struct event		*ev_term, *ev_int, *ev_hup;
+	char			**names, *cause = NULL, *logpath;
+	size_t			 n, i;
+	int			 fd;
+	mode_t			 old;
+
+	srv_path = client_socket_path();
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		fatal("socket");
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (strlen(srv_path) >= sizeof sun.sun_path)
+		fatalx("%s: socket path too long", srv_path);
+	xstrlcpy(sun.sun_path, srv_path, sizeof sun.sun_path);
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == 0)
+		fatalx("a server is already running on %s", srv_path);
+	close(fd);
+	unlink(srv_path);
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		fatal("socket");
+	old = umask(0177);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) != 0)
+		fatal("%s", srv_path);
+	umask(old);
+	chmod(srv_path, 0600);
+	if (listen(fd, 64) != 0)
+		fatal("listen");
+	file_set_nonblock(fd);
+
+	logpath = xprintf("%s.log", srv_path);
+	log_open(logpath);
+	free(logpath);
+	log_prog = "holt server";
+	log_info("server %ld started on %s", (long)getpid(), srv_path);
+	signal(SIGPIPE, SIG_IGN);
+	secret_init();
+
+	srv_base = event_base_new();
+	srv_listener = evconnlistener_new(srv_base, srv_accept, NULL,
+	    LEV_OPT_CLOSE_ON_FREE, -1, fd);
+	ev_term = evsignal_new(srv_base, SIGTERM, srv_signal, NULL);
+	ev_int = evsignal_new(srv_base, SIGINT, srv_signal, NULL);
+	ev_hup = evsignal_new(srv_base, SIGHUP, srv_signal, NULL);
+	event_add(ev_term, NULL);
+	event_add(ev_int, NULL);
+	if (!foreground)
+		event_add(ev_hup, NULL);
+
+	/* Every session comes back from its log and carries on. */
+	names = session_list(&n);
+	for (i = 0; i < n; i++) {
+		if (srv_session_open(names[i], &cause) == NULL) {
+			free(cause);
+			cause = NULL;
+		}
+		free(names[i]);
+	}
+	free(names);
+
+	event_base_dispatch(srv_base);
+
+	while (srv_clients != NULL)
+		srv_client_drop(srv_clients, NULL);
+	while (srv_sessions != NULL) {
+		struct srv_session *s = srv_sessions;
+		srv_sessions = s->next;
+		agent_free(s->agent);
+		event_free(s->approval_timer);
+		event_free(s->kill_timer);
+		free(s->error);
+		free(s->name);
+		free(s);
+	}
+	evconnlistener_free(srv_listener);
+	event_free(ev_term);
+	event_free(ev_int);
+	event_free(ev_hup);
+	event_base_free(srv_base);
+	unlink(srv_path);
+	log_info("server %ld exited", (long)getpid());
+	free(srv_path);
+	return EXIT_OK;
+}

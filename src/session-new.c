@@ -1,0 +1,321 @@
+/*
+ * session-new.c: creating and removing sessions. A new session gets its own
+ * sandbox (named after the session), the repository cloned or copied into
+ * the sandbox's workspace on the host side (libgit2; tokens stay here), and
+ * a session.json. Nothing is left half-made: on failure the sandbox and the
+ * session directory are removed again.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "git.h"
+#include "policy.h"
+#include "sandbox.h"
+#include "session.h"
+
+static const char no_model_help[] =
+    "no model is configured. Set one of:\n"
+    "  ANTHROPIC_API_KEY=...   (model = anthropic:claude-sonnet-4-5)\n"
+    "  OPENAI_API_KEY=...      (model = openai:gpt-4.1)\n"
+    "  model = openai:NAME and base_url = http://127.0.0.1:11434/v1 in "
+    "holt.conf\n"
+    "                          (a local OpenAI-compatible server: Ollama, "
+    "llama.cpp, vLLM)\n"
+    "or see holt at work without any: holt demo";
+
+/* The model to use when none is given: what the keys in the environment allow. */
+static const char *
+default_model(void)
+{
+	const char	*m = config_get("model");
+
+	if (m != NULL && *m != '\0')
+		return m;
+	if (getenv("ANTHROPIC_API_KEY") != NULL && *getenv("ANTHROPIC_API_KEY"))
+		return "anthropic:claude-sonnet-4-5";
+	if (getenv("OPENAI_API_KEY") != NULL && *getenv("OPENAI_API_KEY"))
+		return "openai:gpt-4.1";
+	return NULL;
+}
+
+static char *
+derive_name(const char *repo)
+{
+	const char	*base = "session", *p;
+	char		*name, *s;
+	size_t		 n;
+
+	if (repo != NULL) {
+		n = strlen(repo);
+		while (n > 1 && repo[n - 1] == '/')
+			n--;
+		for (p = repo + n; p > repo && p[-1] != '/' && p[-1] != ':'; p--)
+			;
+		name = xstrndup(p, (size_t)(repo + n - p));
+		if (strlen(name) > 4 && strcmp(name + strlen(name) - 4, ".git") == 0)
+			name[strlen(name) - 4] = '\0';
+		if (strcmp(name, ".") == 0 || *name == '\0') {
+			free(name);
+			name = NULL;
+			{
+				char cwd[4096];
+				if (getcwd(cwd, sizeof cwd) != NULL &&
+				    (p = strrchr(cwd, '/')) != NULL && p[1] != '\0')
+					name = xstrdup(p + 1);
+			}
+		}
+		if (name != NULL) {
+			for (s = name; *s != '\0'; s++) {
+				if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' &&
+				    *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+				    *s == '-' || *s == '_' || *s == '.'))
+					*s = '-';
+			}
+			while (*name == '.' || *name == '-')
+				memmove(name, name + 1, strlen(name));
+			if (*name != '\0' && strlen(name) <= 48)
+				return name;
+			free(name);
+		}
+	}
+	return xstrdup(base);
+}
+
+static void
+clone_progress(unsigned int got, unsigned int total, unsigned long long bytes,
+    void *arg)
+{
+	const struct session_new *sn = arg;
+	char	*msg;
+
+	if (sn->progress == NULL)
+		return;
+	msg = xprintf("cloning: %u/%u objects, %.1f MiB", got, total,
+	    (double)bytes / (1024 * 1024));
+	sn->progress(sn->progress_arg, msg);
+	free(msg);
+}
+
+char *
+session_create(const struct session_new *sn, char **cause)
+{
+	struct sandbox_opts	 so;
+	struct sandbox		*sbx = NULL;
+	struct git_import_opts	 gio;
+	enum policy_mode	 mode;
+	cJSON			*meta = NULL, *ev;
+	struct eventlog		*el = NULL;
+	char			*name = NULL, *base = NULL, *ws = NULL, *dir;
+	char			*created = NULL, *repo_abs = NULL, *tmp;
+	const char		*model, *net, *modename;
+	int			 i;
+
+	model = sn->model != NULL ? sn->model : default_model();
+	if (model == NULL || *model == '\0') {
+		*cause = xstrdup(no_model_help);
+		return NULL;
+	}
+	if (strncmp(model, "openai:", 7) != 0 &&
+	    strncmp(model, "anthropic:", 10) != 0 &&
+	    strncmp(model, "script:", 7) != 0) {
+		*cause = xprintf("model '%s': use openai:NAME, anthropic:NAME "
+		    "or script:FILE", model);
+		return NULL;
+	}
+	modename = sn->mode != NULL ? sn->mode : config_get("mode");
+	if (policy_mode_parse(modename, &mode) != 0) {
+		*cause = xprintf("mode '%s': manual, auto, strict or trust",
+		    modename);
+		return NULL;
+	}
+	net = sn->net != NULL ? sn->net : config_get("net");
+	if (strcmp(net, "on") != 0 && strcmp(net, "off") != 0) {
+		*cause = xprintf("net '%s': on or off", net);
+		return NULL;
+	}
+
+	if (sn->name != NULL) {
+		if (session_name_valid(sn->name, cause) != 0)
+			return NULL;
+		if (session_exists(sn->name)) {
+			*cause = xprintf("session '%s' already exists (holt "
+			    "attach -t %s, or kill-session --rm it)", sn->name,
+			    sn->name);
+			return NULL;
+		}
+		name = xstrdup(sn->name);
+	} else {
+		base = derive_name(sn->repo);
+		name = xstrdup(base);
+		for (i = 2; session_exists(name) && i < 1000; i++) {
+			free(name);
+			name = xprintf("%s-%d", base, i);
+		}
+		free(base);
+		base = NULL;
+	}
+	if (sn->repo != NULL && strstr(sn->repo, "://") == NULL &&
+	    strncmp(sn->repo, "git@", 4) != 0) {
+		if ((repo_abs = realpath(sn->repo, NULL)) == NULL) {
+			*cause = xprintf("repository '%s': %s", sn->repo,
+			    strerror(errno));
+			free(name);
+			return NULL;
+		}
+	} else if (sn->repo != NULL)
+		repo_abs = xstrdup(sn->repo);
+
+	/* The session directory first: it reserves the name. */
+	dir = session_dir(name);
+	if (file_mkdir_p(dir, 0700) != 0) {
+		*cause = xprintf("%s: %s", dir, strerror(errno));
+		free(dir);
+		goto fail;
+	}
+	free(dir);
+
+	memset(&so, 0, sizeof so);
+	so.name = name;
+	so.net = strcmp(net, "on") == 0;
+	so.memory = config_get_num("memory");
+	so.pids = (int)config_get_num("pids");
+	if ((sbx = sandbox_create(&so, &tmp)) == NULL) {
+		/* The name may be taken by a leftover sandbox: go unnamed. */
+		free(tmp);
+		so.name = NULL;
+		if ((sbx = sandbox_create(&so, cause)) == NULL)
+			goto fail;
+	}
+
+	if (repo_abs != NULL) {
+		if (sn->progress != NULL)
+			sn->progress(sn->progress_arg, "copying the repository");
+		memset(&gio, 0, sizeof gio);
+		gio.branch = sn->branch;
+		gio.depth = sn->depth;
+		gio.progress = clone_progress;
+		gio.progress_arg = (void *)sn;
+		ws = sandbox_workspace(sbx);
+		if (git_import(repo_abs, ws, &gio, &base, &tmp) != 0) {
+			*cause = xprintf("repository '%s': %s", sn->repo, tmp);
+			free(tmp);
+			goto fail;
+		}
+	}
+
+	meta = cJSON_CreateObject();
+	cJSON_AddStringToObject(meta, "name", name);
+	cJSON_AddStringToObject(meta, "sandbox", sandbox_id(sbx));
+	cJSON_AddStringToObject(meta, "model", model);
+	if (sn->base_url != NULL)
+		cJSON_AddStringToObject(meta, "base_url", sn->base_url);
+	cJSON_AddStringToObject(meta, "mode", policy_mode_name(mode));
+	if (repo_abs != NULL)
+		cJSON_AddStringToObject(meta, "repo", repo_abs);
+	else
+		cJSON_AddNullToObject(meta, "repo");
+	if (base != NULL)
+		cJSON_AddStringToObject(meta, "base_commit", base);
+	else
+		cJSON_AddNullToObject(meta, "base_commit");
+	if (sn->branch != NULL)
+		cJSON_AddStringToObject(meta, "branch", sn->branch);
+	created = json_time_now();
+	cJSON_AddStringToObject(meta, "created", created);
+	if (sn->test_command != NULL)
+		cJSON_AddStringToObject(meta, "test_command", sn->test_command);
+	else if (*config_get("test_command") != '\0')
+		cJSON_AddStringToObject(meta, "test_command",
+		    config_get("test_command"));
+	cJSON_AddNumberToObject(meta, "steps_cap", sn->steps > 0 ? sn->steps :
+	    (double)config_get_num("steps"));
+	cJSON_AddStringToObject(meta, "net", net);
+	if (session_save(name, meta, cause) != 0)
+		goto fail;
+
+	if ((el = eventlog_open(name, cause)) == NULL)
+		goto fail;
+	ev = evlog_new("session.created");
+	cJSON_AddStringToObject(ev, "name", name);
+	cJSON_AddStringToObject(ev, "sandbox", sandbox_id(sbx));
+	cJSON_AddStringToObject(ev, "model", model);
+	cJSON_AddStringToObject(ev, "mode", policy_mode_name(mode));
+	if (repo_abs != NULL)
+		cJSON_AddStringToObject(ev, "repo", repo_abs);
+	if (base != NULL)
+		cJSON_AddStringToObject(ev, "base_commit", base);
+	secret_redact_json(ev);
+	eventlog_append(el, ev, 0);
+	cJSON_Delete(ev);
+	if (sn->task != NULL && *sn->task != '\0') {
+		ev = evlog_new("user.message");
+		cJSON_AddStringToObject(ev, "text", sn->task);
+		secret_redact_json(ev);
+		eventlog_append(el, ev, 1);
+		cJSON_Delete(ev);
+	}
+	eventlog_close(el);
+	cJSON_Delete(meta);
+	sandbox_free(sbx);
+	free(ws);
+	free(base);
+	free(created);
+	free(repo_abs);
+	return name;
+
+fail:
+	if (sbx != NULL) {
+		char *c2 = NULL;
+		if (sandbox_rm(sbx, &c2) != 0)
+			free(c2);
+		sandbox_free(sbx);
+	}
+	dir = session_dir(name);
+	file_rm_rf(dir);
+	free(dir);
+	cJSON_Delete(meta);
+	free(ws);
+	free(base);
+	free(created);
+	free(repo_abs);
+	free(name);
+	return NULL;
+}
+
+int
+session_remove(const char *name, char **cause)
+{
+	cJSON		*meta;
+	struct sandbox	*sbx;
+	const char	*id;
+	char		*dir, *c2 = NULL;
+
+	if ((meta = session_load(name, cause)) == NULL) {
+		/* A corrupt session.json must not make it unremovable. */
+		if (!session_exists(name))
+			return -1;
+		free(*cause);
+		*cause = NULL;
+	} else if ((id = json_str(meta, "sandbox")) != NULL &&
+	    (sbx = sandbox_open(id, &c2)) != NULL) {
+		if (sandbox_rm(sbx, cause) != 0) {
+			sandbox_free(sbx);
+			cJSON_Delete(meta);
+			return -1;
+		}
+		sandbox_free(sbx);
+	} else
+		free(c2);
+	cJSON_Delete(meta);
+	dir = session_dir(name);
+	if (file_rm_rf(dir) != 0) {
+		*cause = xprintf("%s: %s", dir, strerror(errno));
+		free(dir);
+		return -1;
+	}
+	free(dir);
+	return 0;
+}
