@@ -233,8 +233,6 @@ session_create(const struct session_new *sn, char **cause)
 	cJSON_AddNumberToObject(meta, "steps_cap", sn->steps > 0 ? sn->steps :
 	    (double)config_get_num("steps"));
 	cJSON_AddStringToObject(meta, "net", net);
-	if (session_save(name, meta, cause) != 0)
-		goto fail;
 
 	if ((el = eventlog_open(name, cause)) == NULL)
 		goto fail;
@@ -248,7 +246,7 @@ session_create(const struct session_new *sn, char **cause)
 	if (base != NULL)
 		cJSON_AddStringToObject(ev, "base_commit", base);
 	secret_redact_json(ev);
-	eventlog_append(el, ev, 0);
+	eventlog_append(el, ev, 1);
 	cJSON_Delete(ev);
 	if (sn->task != NULL && *sn->task != '\0') {
 		ev = evlog_new("user.message");
@@ -258,6 +256,10 @@ session_create(const struct session_new *sn, char **cause)
 		cJSON_Delete(ev);
 	}
 	eventlog_close(el);
+	el = NULL;
+	/* session.json last: it is what makes the session exist. */
+	if (session_save(name, meta, cause) != 0)
+		goto fail;
 	cJSON_Delete(meta);
 	sandbox_free(sbx);
 	free(ws);
@@ -267,6 +269,7 @@ session_create(const struct session_new *sn, char **cause)
 	return name;
 
 fail:
+	eventlog_close(el);
 	if (sbx != NULL) {
 		char *c2 = NULL;
 		if (sandbox_rm(sbx, &c2) != 0)
