@@ -1,0 +1,1933 @@
+/*
+ * git.c: a session's repository, seen from the host with libgit2: import
+ * (clone into the workspace), diff against the base commit, revert, commit
+ * and push. The rules for the hostile workspace are in git.h; this file is
+ * where they are kept. Costs: opening a workspace walks .git with lstat (a
+ * few ms for ten thousand loose objects); a diff stats every tracked file
+ * and hashes only those whose stat data changed.
+ */
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "holt.h"
+#include "git.h"
+
+/* libgit2's diff type is renamed: git_diff() is holt's (git.h). */
+#define git_diff git2_diff
+#include <git2.h>
+#include <git2/sys/repository.h>
+#undef git_diff
+
+/* Set up libgit2 once: no system or global configuration, ever. */
+static void
+git_setup(void)
+{
+	static int	 done;
+	int		 levels[] = { GIT_CONFIG_LEVEL_PROGRAMDATA,
+	    GIT_CONFIG_LEVEL_SYSTEM, GIT_CONFIG_LEVEL_XDG,
+	    GIT_CONFIG_LEVEL_GLOBAL };
+	size_t		 i;
+
+	if (done)
+		return;
+	done = 1;
+	git_libgit2_init();
+	/*
+	 * Owner validation guards against a repository found by searching
+	 * upwards from the cwd; holt opens one exact path it created (no
+	 * search), whose files the sandbox's user may own.
+	 */
+	git_libgit2_opts(GIT_OPT_SET_OWNER_VALIDATION, 0);
+	/* The host's ~/.gitconfig may hold insteadOf rules, proxies, tokens. */
+	for (i = 0; i < nitems(levels); i++)
+		git_libgit2_opts(GIT_OPT_SET_SEARCH_PATH, levels[i], "");
+}
+
+static char *
+git_errmsg(void)
+{
+	const git_error	*e = git_error_last();
+
+	if (e == NULL || e->message == NULL)
+		return xstrdup("unknown libgit2 error");
+	return xstrdup(e->message);
+}
+
+static void
+git_set_cause(char **cause, const char *fmt, const char *arg)
+{
+	char	*m = git_errmsg();
+
+	*cause = xprintf(fmt, arg, m);
+	free(m);
+}
+
+/* --- the workspace's files, reached without following symlinks --- */
+
+/*
+ * Open the directory that holds rel (relative to ws), walking one component
+ * at a time with O_NOFOLLOW so a symlinked directory cannot lead out.
+ * create: make missing directories. *leaf points into rel.
+ */
+static int
+ws_open_parent(const char *ws, const char *rel, int create, const char **leaf,
+    char **cause)
+{
+	char		*copy, *p, *slash;
+	int		 fd, nfd;
+
+	if (*rel == '\0' || *rel == '/' || strstr(rel, "//") != NULL) {
+		*cause = xprintf("path '%s': not a relative path", rel);
+		return -1;
+	}
+	fd = open(ws, O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC);
+	if (fd == -1) {
+		*cause = xprintf("workspace '%s': %s", ws, strerror(errno));
+		return -1;
+	}
+	copy = xstrdup(rel);
+	p = copy;
+	while ((slash = strchr(p, '/')) != NULL) {
+		*slash = '\0';
+		if (strcmp(p, "..") == 0 || strcmp(p, ".") == 0) {
+			*cause = xprintf("path '%s': '%s' not allowed", rel, p);
+			goto fail;
+		}
+		nfd = openat(fd, p, O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC);
+		if (nfd == -1 && errno == ENOENT && create) {
+			if (mkdirat(fd, p, 0755) == -1 && errno != EEXIST) {
+				*cause = xprintf("path '%s': %s", rel,
+				    strerror(errno));
+				goto fail;
+			}
+			nfd = openat(fd, p,
+			    O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC);
+		}
+		if (nfd == -1) {
+			*cause = xprintf("path '%s': '%s': %s", rel, p,
+			    errno == ELOOP || errno == ENOTDIR ?
+			    "a symlink or not a directory (refused)" :
+			    strerror(errno));
+			goto fail;
+		}
+		close(fd);
+		fd = nfd;
+		p = slash + 1;
+	}
+	if (strcmp(p, "..") == 0 || strcmp(p, ".") == 0 || *p == '\0') {
+		*cause = xprintf("path '%s': not a file name", rel);
+		goto fail;
+	}
+	*leaf = rel + (p - copy);
+	free(copy);
+	return fd;
+fail:
+	free(copy);
+	close(fd);
+	return -1;
+}
+
+/* Write a file (or, with S_IFLNK in mode, a symlink) atomically. */
+static int
+ws_write(const char *ws, const char *rel, const void *data, size_t len,
+    mode_t mode, char **cause)
+{
+	const char	*leaf;
+	char		 tmp[64];
+	int		 dfd, fd, try;
+
+	if ((dfd = ws_open_parent(ws, rel, 1, &leaf, cause)) == -1)
+		return -1;
+	for (try = 0; try < 100; try++) {
+		snprintf(tmp, sizeof tmp, ".holt-tmp-%ld-%d", (long)getpid(),
+		    rand());
+		if (S_ISLNK(mode)) {
+			char	*target = xstrndup(data, len);
+
+			fd = symlinkat(target, dfd, tmp);
+			free(target);
+			if (fd == 0)
+				break;
+		} else {
+			fd = openat(dfd, tmp, O_WRONLY|O_CREAT|O_EXCL|
+			    O_NOFOLLOW|O_CLOEXEC, 0600);
+			if (fd != -1)
+				break;
+		}
+		if (errno != EEXIST)
+			break;
+	}
+	if (fd == -1) {
+		*cause = xprintf("path '%s': %s", rel, strerror(errno));
+		close(dfd);
+		return -1;
+	}
+	if (!S_ISLNK(mode)) {
+		if (file_write_all(fd, data, len) == -1 ||
+		    fchmod(fd, (mode & 0111) ? 0755 : 0644) == -1 ||
+		    fsync(fd) == -1) {
+			*cause = xprintf("path '%s': %s", rel, strerror(errno));
+			close(fd);
+			unlinkat(dfd, tmp, 0);
+			close(dfd);
+			return -1;
+		}
+		close(fd);
+	}
+	if (renameat(dfd, tmp, dfd, leaf) == -1) {
+		*cause = xprintf("path '%s': %s", rel, strerror(errno));
+		unlinkat(dfd, tmp, 0);
+		close(dfd);
+		return -1;
+	}
+	fsync(dfd);
+	close(dfd);
+	return 0;
+}
+
+static int
+ws_remove(const char *ws, const char *rel, char **cause)
+{
+	const char	*leaf;
+	int		 dfd;
+
+	if ((dfd = ws_open_parent(ws, rel, 0, &leaf, cause)) == -1)
+		return -1;
+	if (unlinkat(dfd, leaf, 0) == -1 && errno != ENOENT) {
+		*cause = xprintf("path '%s': %s", rel, strerror(errno));
+		close(dfd);
+		return -1;
+	}
+	close(dfd);
+	return 0;
+}
+
+/* Read a regular file of the workspace; a symlink is refused. */
+static char *
+ws_read(const char *ws, const char *rel, size_t *lenp, mode_t *modep,
+    char **cause)
+{
+	const char	*leaf;
+	struct stat	 sb;
+	struct buf	 b = BUF_INIT;
+	char		 chunk[65536];
+	ssize_t		 n;
+	int		 dfd, fd;
+
+	if ((dfd = ws_open_parent(ws, rel, 0, &leaf, cause)) == -1)
+		return NULL;
+	fd = openat(dfd, leaf, O_RDONLY|O_NOFOLLOW|O_CLOEXEC|O_NONBLOCK);
+	close(dfd);
+	if (fd == -1 || fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+		*cause = xprintf("path '%s': %s", rel, fd == -1 ?
+		    (errno == ELOOP ? "a symlink" : strerror(errno)) :
+		    "not a regular file");
+		if (fd != -1)
+			close(fd);
+		return NULL;
+	}
+	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			*cause = xprintf("path '%s': %s", rel, strerror(errno));
+			close(fd);
+			buf_release(&b);
+			return NULL;
+		}
+		buf_add(&b, chunk, n);
+	}
+	close(fd);
+	*modep = sb.st_mode;
+	return buf_detach(&b, lenp);
+}
+
+/* --- opening the hostile workspace --- */
+
+static const char *gitdir_bad;	/* nftw has no context argument */
+
+static int
+gitdir_walk_cb(const char *path, const struct stat *sb, int type,
+    struct FTW *ftw)
+{
+	if (type == FTW_SL || type == FTW_SLN || S_ISLNK(sb->st_mode)) {
+		gitdir_bad = "symlink";
+		return 1;
+	}
+	if (type == FTW_F && (!S_ISREG(sb->st_mode))) {
+		gitdir_bad = "special file";
+		return 1;
+	}
+	return 0;
+}
+
+/* Whether a config file has include or includeIf sections. */
+static int
+config_has_include(const char *path)
+{
+	char	*text, *p;
+	size_t	 len;
+	int	 found = 0;
+
+	if ((text = file_read(path, &len, 16U << 20)) == NULL)
+		return 0;
+	for (p = text; *p != '\0'; p++) {
+		if (*p != '[')
+			continue;
+		p++;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncasecmp(p, "include", 7) == 0) {
+			found = 1;
+			break;
+		}
+	}
+	free(text);
+	return found;
+}
+
+/* The configuration used instead of the workspace's own. */
+static const char git_safe_config[] =
+    "# written by holt: the configuration of every workspace it opens\n"
+    "[core]\n"
+    "\trepositoryformatversion = 0\n"
+    "\tbare = false\n"
+    "\tfilemode = true\n"
+    "\tsymlinks = true\n"
+    "\tignorecase = false\n"
+    "\tautocrlf = false\n"
+    "\tsafecrlf = false\n"
+    "\tprecomposeunicode = false\n"
+    "\tprotectHFS = true\n"
+    "\tprotectNTFS = true\n"
+    "\tlogallrefupdates = true\n";
+
+static int
+git_use_safe_config(git_repository *repo, char **cause)
+{
+	git_config	*cfg;
+	char		*path;
+	struct stat	 sb;
+
+	path = paths_join(paths_run_dir(), "git-workspace.conf");
+	if (stat(path, &sb) == -1 ||
+	    (size_t)sb.st_size != sizeof git_safe_config - 1) {
+		if (file_write_atomic(path, git_safe_config,
+		    sizeof git_safe_config - 1, 0600) == -1) {
+			*cause = xprintf("'%s': %s", path, strerror(errno));
+			free(path);
+			return -1;
+		}
+	}
+	if (git_config_new(&cfg) != 0 ||
+	    git_config_add_file_ondisk(cfg, path, GIT_CONFIG_LEVEL_LOCAL,
+	    repo, 1) != 0) {
+		git_set_cause(cause, "'%s': %s", path);
+		free(path);
+		return -1;
+	}
+	free(path);
+	git_repository_set_config(repo, cfg);
+	git_config_free(cfg);
+	return 0;
+}
+
+/*
+ * Open a workspace by the rules of git.h. Checks happen before libgit2
+ * reads anything: the workspace and its .git are real directories, .git
+ * holds no symlink or special file, no alternates, no commondir (a linked
+ * worktree's pointer elsewhere) and its config no include.
+ */
+static git_repository *
+git_open_workspace(const char *ws, char **cause)
+{
+	git_repository	*repo;
+	struct stat	 sb;
+	char		*gitdir, *p;
+	const char	*bad[] = { "objects/info/alternates", "commondir",
+	    "gitdir", "objects/info/http-alternates" };
+	size_t		 i;
+
+	git_setup();
+	if (lstat(ws, &sb) == -1) {
+		*cause = xprintf("workspace '%s': %s", ws, strerror(errno));
+		return NULL;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		*cause = xprintf("workspace '%s': not a directory", ws);
+		return NULL;
+	}
+	gitdir = paths_join(ws, ".git");
+	errno = 0;
+	if (lstat(gitdir, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
+		*cause = xprintf("workspace '%s': .git is %s (refused: holt "
+		    "only opens a .git directory inside the workspace)", ws,
+		    errno == ENOENT ? "missing" : S_ISLNK(sb.st_mode) ?
+		    "a symlink" : "not a directory");
+		free(gitdir);
+		return NULL;
+	}
+	gitdir_bad = NULL;
+	if (nftw(gitdir, gitdir_walk_cb, 16, FTW_PHYS) != 0 ||
+	    gitdir_bad != NULL) {
+		*cause = xprintf("workspace '%s': .git holds a %s (refused)",
+		    ws, gitdir_bad != NULL ? gitdir_bad : "unreadable file");
+		free(gitdir);
+		return NULL;
+	}
+	for (i = 0; i < nitems(bad); i++) {
+		p = paths_join(gitdir, bad[i]);
+		if (lstat(p, &sb) == 0) {
+			*cause = xprintf("workspace '%s': .git/%s points "
+			    "outside the workspace (refused; remove it)", ws,
+			    bad[i]);
+			free(p);
+			free(gitdir);
+			return NULL;
+		}
+		free(p);
+	}
+	p = paths_join(gitdir, "config");
+	if (config_has_include(p)) {
+		*cause = xprintf("workspace '%s': .git/config has an include "
+		    "(refused; remove it)", ws);
+		free(p);
+		free(gitdir);
+		return NULL;
+	}
+	free(p);
+
+	/*
+	 * Opened as bare, so core.worktree and core.bare are not looked at;
+	 * the work tree is set to the workspace itself.
+	 */
+	if (git_repository_open_ext(&repo, gitdir, GIT_REPOSITORY_OPEN_NO_SEARCH|
+	    GIT_REPOSITORY_OPEN_BARE|GIT_REPOSITORY_OPEN_NO_DOTGIT,
+	    NULL) != 0) {
+		git_set_cause(cause, "workspace '%s': %s", ws);
+		free(gitdir);
+		return NULL;
+	}
+	free(gitdir);
+	if (git_use_safe_config(repo, cause) != 0 ||
+	    git_repository_set_workdir(repo, ws, 0) != 0) {
+		if (*cause == NULL)
+			git_set_cause(cause, "workspace '%s': %s", ws);
+		git_repository_free(repo);
+		return NULL;
+	}
+	return repo;
+}
+
+static int
+git_lookup_commit(git_repository *repo, const char *rev, git_commit **c,
+    char **cause)
+{
+	git_oid		 oid;
+	git_object	*obj;
+
+	if (git_oid_fromstr(&oid, rev) == 0) {
+		if (git_commit_lookup(c, repo, &oid) == 0)
+			return 0;
+	} else if (git_revparse_single(&obj, repo, rev) == 0) {
+		if (git_object_peel((git_object **)c, obj,
+		    GIT_OBJECT_COMMIT) == 0) {
+			git_object_free(obj);
+			return 0;
+		}
+		git_object_free(obj);
+	}
+	*cause = xprintf("commit '%s': not in the workspace's repository",
+	    rev);
+	return -1;
+}
+
+/* --- token and credentials --- */
+
+const char *
+git_token(void)
+{
+	const char	*t;
+
+	if ((t = getenv("HOLT_GIT_TOKEN")) != NULL && *t != '\0')
+		return t;
+	if ((t = getenv("GITHUB_TOKEN")) != NULL && *t != '\0')
+		return t;
+	if ((t = config_get("git_token")) != NULL && *t != '\0')
+		return t;
+	return NULL;
+}
+
+struct git_cred {
+	const char	*token;
+	char		*host;		/* the token goes to this host only */
+	int		 calls;
+	int		 no_token;
+	int		 refused;	/* the server did not take it */
+	git_progress_cb	 progress;
+	void		*progress_arg;
+	char		*rejected;	/* push: a ref's status from the server */
+};
+
+/* The host[:port] of an URL, or NULL. */
+static char *
+url_host(const char *url)
+{
+	const char	*p, *end, *at;
+
+	if ((p = strstr(url, "://")) == NULL)
+		return NULL;
+	p += 3;
+	end = p + strcspn(p, "/?#");
+	at = memchr(p, '@', end - p);
+	if (at != NULL)
+		p = at + 1;
+	return xstrndup(p, end - p);
+}
+
+static int
+git_cred_cb(git_credential **out, const char *url, const char *user,
+    unsigned int allowed, void *arg)
+{
+	struct git_cred	*gc = arg;
+	char		*host;
+
+	if (++gc->calls > 3 || ((allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) &&
+	    gc->calls > 1)) {
+		gc->refused = 1;
+		git_error_set_str(GIT_ERROR_NET, "authentication refused");
+		return GIT_EAUTH;
+	}
+	if (allowed & GIT_CREDENTIAL_USERPASS_PLAINTEXT) {
+		if (gc->token == NULL) {
+			gc->no_token = 1;
+			git_error_set_str(GIT_ERROR_NET, "no token");
+			return GIT_EAUTH;
+		}
+		host = url_host(url);
+		if (host == NULL || gc->host == NULL ||
+		    strcasecmp(host, gc->host) != 0) {
+			/* A redirect elsewhere does not get the token. */
+			free(host);
+			gc->no_token = 1;
+			git_error_set_str(GIT_ERROR_NET, "no token for this host");
+			return GIT_EAUTH;
+		}
+		free(host);
+		return git_credential_userpass_plaintext_new(out,
+		    "x-access-token", gc->token);
+	}
+	if (allowed & GIT_CREDENTIAL_SSH_KEY)
+		return git_credential_ssh_key_from_agent(out,
+		    user != NULL ? user : "git");
+	if (allowed & GIT_CREDENTIAL_USERNAME)
+		return git_credential_username_new(out,
+		    user != NULL ? user : "git");
+	git_error_set_str(GIT_ERROR_NET, "no usable credential type");
+	return GIT_EAUTH;
+}
+
+static int
+git_progress_wrap(const git_indexer_progress *st, void *arg)
+{
+	struct git_cred	*gc = arg;
+
+	if (gc->progress != NULL)
+		gc->progress(st->received_objects, st->total_objects,
+		    (unsigned long long)st->received_bytes, gc->progress_arg);
+	return 0;
+}
+
+/* A message for a failed network operation, naming what to do. */
+static char *
+git_net_cause(const char *what, const char *url, struct git_cred *gc)
+{
+	char	*m, *c;
+
+	if (gc->no_token)
+		return xprintf("%s '%s': the server asks for a token and none "
+		    "is set (set HOLT_GIT_TOKEN or GITHUB_TOKEN, or git_token "
+		    "in holt.conf)", what, url);
+	if (gc->refused)
+		return xprintf("%s '%s': authentication failed: the token is "
+		    "wrong or lacks access to this repository", what, url);
+	m = git_errmsg();
+	c = xprintf("%s '%s': %s", what, url, m);
+	free(m);
+	return c;
+}
+
+/* Split user:password@ off an URL; the password becomes the token. */
+static char *
+url_strip_userinfo(const char *url, char **password)
+{
+	const char	*p, *end, *at, *colon;
+	char		*out;
+
+	*password = NULL;
+	if ((p = strstr(url, "://")) == NULL)
+		return xstrdup(url);
+	p += 3;
+	end = p + strcspn(p, "/?#");
+	at = NULL;
+	for (colon = p; colon < end; colon++)
+		if (*colon == '@')
+			at = colon;
+	if (at == NULL)
+		return xstrdup(url);
+	if (strncmp(url, "ssh://", 6) == 0 && memchr(p, ':', at - p) == NULL)
+		return xstrdup(url);	/* ssh://git@host: the user stays */
+	colon = memchr(p, ':', at - p);
+	if (colon != NULL)
+		*password = xstrndup(colon + 1, at - colon - 1);
+	xasprintf(&out, "%.*s%s", (int)(p - url), url, at + 1);
+	return out;
+}
+
+static int
+is_url(const char *s)
+{
+	return strstr(s, "://") != NULL ||
+	    (strchr(s, '@') != NULL && strchr(s, ':') != NULL &&
+	    strchr(s, '/') != NULL && *s != '/' && *s != '.');
+}
+
+/* --- import --- */
+
+static int
+dir_is_empty(const char *path)
+{
+	struct stat	 sb;
+	int		 empty = 1;
+	DIR		*d;
+	struct dirent	*de;
+
+	if (lstat(path, &sb) == -1)
+		return errno == ENOENT;
+	if (!S_ISDIR(sb.st_mode) || (d = opendir(path)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") != 0 &&
+		    strcmp(de->d_name, "..") != 0) {
+			empty = 0;
+			break;
+		}
+	}
+	closedir(d);
+	return empty;
+}
+
+/* Copy one path of the user's working tree into the workspace (or remove). */
+static int
+import_copy(const char *from_wd, const char *ws, const char *rel, char **cause)
+{
+	struct stat	 sb;
+	char		*src, *data, link[PATH_MAX];
+	size_t		 len;
+	ssize_t		 n;
+	int		 r;
+
+	src = paths_join(from_wd, rel);
+	if (lstat(src, &sb) == -1) {
+		free(src);
+		return ws_remove(ws, rel, cause);
+	}
+	if (S_ISLNK(sb.st_mode)) {
+		n = readlink(src, link, sizeof link);
+		free(src);
+		if (n == -1 || (size_t)n == sizeof link)
+			return 0;
+		return ws_write(ws, rel, link, n, S_IFLNK, cause);
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		free(src);
+		return 0;
+	}
+	data = file_read(src, &len, SIZE_MAX / 2);
+	if (data == NULL) {
+		*cause = xprintf("'%s': %s", src, strerror(errno));
+		free(src);
+		return -1;
+	}
+	free(src);
+	r = ws_write(ws, rel, data, len, sb.st_mode, cause);
+	free(data);
+	return r;
+}
+
+/* The user's uncommitted and untracked files, copied into the workspace. */
+static int
+import_overlay(git_repository *user, const char *ws, char **cause)
+{
+	git_status_options	 so = GIT_STATUS_OPTIONS_INIT;
+	git_status_list		*list;
+	const git_status_entry	*e;
+	const git_diff_delta	*d[2];
+	const char		*wd = git_repository_workdir(user);
+	size_t			 i, n, k;
+
+	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED|
+	    GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS|
+	    GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+	if (git_status_list_new(&list, user, &so) != 0) {
+		git_set_cause(cause, "'%s': %s", wd);
+		return -1;
+	}
+	n = git_status_list_entrycount(list);
+	for (i = 0; i < n; i++) {
+		e = git_status_byindex(list, i);
+		d[0] = e->head_to_index;
+		d[1] = e->index_to_workdir;
+		for (k = 0; k < 2; k++) {
+			if (d[k] == NULL)
+				continue;
+			if (import_copy(wd, ws, d[k]->old_file.path,
+			    cause) != 0 || (strcmp(d[k]->old_file.path,
+			    d[k]->new_file.path) != 0 && import_copy(wd, ws,
+			    d[k]->new_file.path, cause) != 0)) {
+				git_status_list_free(list);
+				return -1;
+			}
+		}
+	}
+	git_status_list_free(list);
+	return 0;
+}
+
+int
+git_import(const char *src, const char *ws, const struct git_import_opts *opts,
+    char **base_commit, char **cause)
+{
+	git_clone_options	 co = GIT_CLONE_OPTIONS_INIT;
+	git_repository		*repo = NULL, *user = NULL;
+	struct git_cred		 gc;
+	git_reference		*head = NULL;
+	git_oid			 oid;
+	const git_oid		*hoid;
+	char			*url = NULL, *password = NULL, hex[GIT_OID_HEXSZ + 1];
+	int			 rc = -1, local;
+
+	git_setup();
+	memset(&gc, 0, sizeof gc);
+	if (!dir_is_empty(ws)) {
+		*cause = xprintf("workspace '%s': not empty", ws);
+		return -1;
+	}
+	local = !is_url(src) || strncmp(src, "file://", 7) == 0;
+	if (local) {
+		if (git_repository_open_ext(&user, src, 0, NULL) != 0) {
+			git_set_cause(cause, "repository '%s': %s", src);
+			return -1;
+		}
+		url = xstrdup(git_repository_is_bare(user) ?
+		    git_repository_path(user) : git_repository_workdir(user));
+		co.local = GIT_CLONE_LOCAL_NO_LINKS;	/* never share inodes */
+	} else {
+		url = url_strip_userinfo(src, &password);
+		gc.token = password != NULL ? password : git_token();
+		gc.host = url_host(url);
+	}
+	gc.progress = opts != NULL ? opts->progress : NULL;
+	gc.progress_arg = opts != NULL ? opts->progress_arg : NULL;
+	co.fetch_opts.callbacks.credentials = git_cred_cb;
+	co.fetch_opts.callbacks.transfer_progress = git_progress_wrap;
+	co.fetch_opts.callbacks.payload = &gc;
+	co.fetch_opts.follow_redirects = GIT_REMOTE_REDIRECT_INITIAL;
+	if (opts != NULL && opts->branch != NULL)
+		co.checkout_branch = opts->branch;
+	if (opts != NULL && opts->depth > 0) {
+#if LIBGIT2_VER_MAJOR > 1 || LIBGIT2_VER_MINOR >= 7
+		co.fetch_opts.depth = opts->depth;
+#else
+		log_warnx("--depth %d: this libgit2 (%s) cannot make shallow "
+		    "clones; cloning the whole history", opts->depth,
+		    LIBGIT2_VERSION);
+#endif
+	}
+	if (git_clone(&repo, url, ws, &co) != 0) {
+		*cause = git_net_cause("clone of", url, &gc);
+		goto out;
+	}
+	if (git_repository_head(&head, repo) != 0 ||
+	    (hoid = git_reference_target(head)) == NULL) {
+		git_set_cause(cause, "clone of '%s': no HEAD commit: %s", url);
+		goto out;
+	}
+	git_oid_cpy(&oid, hoid);
+	if (user != NULL && !git_repository_is_bare(user)) {
+		git_reference	*uh = NULL;
+		int		 same = 0;
+
+		if (git_repository_head(&uh, user) == 0 &&
+		    git_reference_target(uh) != NULL &&
+		    git_oid_equal(git_reference_target(uh), &oid))
+			same = 1;
+		git_reference_free(uh);
+		if (same && import_overlay(user, ws, cause) != 0)
+			goto out;
+	}
+	git_oid_tostr(hex, sizeof hex, &oid);
+	*base_commit = xstrdup(hex);
+	rc = 0;
+out:
+	git_reference_free(head);
+	git_repository_free(repo);
+	git_repository_free(user);
+	free(url);
+	free(gc.host);
+	if (password != NULL) {
+		explicit_bzero(password, strlen(password));
+		free(password);
+	}
+	return rc;
+}
+
+char *
+git_origin_url(const char *path, char **cause)
+{
+	git_repository	*repo;
+	git_remote	*remote;
+	char		*url;
+
+	git_setup();
+	if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH,
+	    NULL) != 0) {
+		git_set_cause(cause, "repository '%s': %s", path);
+		return NULL;
+	}
+	if (git_remote_lookup(&remote, repo, "origin") != 0 ||
+	    git_remote_url(remote) == NULL) {
+		*cause = xprintf("repository '%s': no remote 'origin' to open "
+		    "a pull request on (use --local to push into it)", path);
+		git_repository_free(repo);
+		return NULL;
+	}
+	url = xstrdup(git_remote_url(remote));
+	git_remote_free(remote);
+	git_repository_free(repo);
+	return url;
+}
+
+/* --- diff --- */
+
+static int
+git_make_diff(git_repository *repo, const char *base, int typechange,
+    git2_diff **diff, git_commit **basep, char **cause)
+{
+	git_diff_options	 o = GIT_DIFF_OPTIONS_INIT;
+	git_diff_find_options	 fo = GIT_DIFF_FIND_OPTIONS_INIT;
+	git_commit		*c;
+	git_tree		*tree;
+
+	if (git_lookup_commit(repo, base, &c, cause) != 0)
+		return -1;
+	if (git_commit_tree(&tree, c) != 0) {
+		git_set_cause(cause, "commit '%s': %s", base);
+		git_commit_free(c);
+		return -1;
+	}
+	/* Without typechange, a file that became a link is delete + add. */
+	o.flags = GIT_DIFF_INCLUDE_UNTRACKED|GIT_DIFF_RECURSE_UNTRACKED_DIRS|
+	    GIT_DIFF_SHOW_UNTRACKED_CONTENT|GIT_DIFF_IGNORE_SUBMODULES;
+	if (typechange)
+		o.flags |= GIT_DIFF_INCLUDE_TYPECHANGE;
+	o.ignore_submodules = GIT_SUBMODULE_IGNORE_ALL;
+	if (git_diff_tree_to_workdir_with_index(diff, repo, tree, &o) != 0) {
+		git_set_cause(cause, "diff against '%s': %s", base);
+		git_tree_free(tree);
+		git_commit_free(c);
+		return -1;
+	}
+	git_tree_free(tree);
+	fo.flags = GIT_DIFF_FIND_RENAMES|GIT_DIFF_FIND_FOR_UNTRACKED;
+	if (git_diff_find_similar(*diff, &fo) != 0) {
+		git_set_cause(cause, "diff against '%s': %s", base);
+		git_diff_free(*diff);
+		git_commit_free(c);
+		return -1;
+	}
+	if (basep != NULL)
+		*basep = c;
+	else
+		git_commit_free(c);
+	return 0;
+}
+
+static const char *
+git_status_name(git_delta_t s)
+{
+	switch (s) {
+	case GIT_DELTA_ADDED:
+	case GIT_DELTA_UNTRACKED:
+	case GIT_DELTA_COPIED:
+		return "added";
+	case GIT_DELTA_DELETED:
+		return "deleted";
+	case GIT_DELTA_RENAMED:
+		return "renamed";
+	case GIT_DELTA_TYPECHANGE:
+		return "typechange";
+	default:
+		return "modified";
+	}
+}
+
+static void
+add_mode(cJSON *o, const char *key, uint32_t mode)
+{
+	char	 m[16];
+
+	if (mode == 0)
+		m[0] = '\0';
+	else
+		snprintf(m, sizeof m, "%06o", (unsigned)mode);
+	cJSON_AddStringToObject(o, key, m);
+}
+
+static cJSON *
+git_patch_json(git_patch *patch)
+{
+	const git_diff_delta	*d = git_patch_get_delta(patch);
+	const git_diff_hunk	*h;
+	const git_diff_line	*l;
+	cJSON			*f, *hunks, *hj, *lines, *lj;
+	size_t			 nh, nl, i, j, add, del;
+	char			 origin[2], *text;
+	int			 binary;
+
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "path", d->new_file.path != NULL ?
+	    d->new_file.path : d->old_file.path);
+	cJSON_AddStringToObject(f, "old_path", d->old_file.path != NULL ?
+	    d->old_file.path : d->new_file.path);
+	cJSON_AddStringToObject(f, "status", git_status_name(d->status));
+	binary = (d->flags & GIT_DIFF_FLAG_BINARY) != 0;
+	cJSON_AddBoolToObject(f, "binary", binary);
+	add_mode(f, "old_mode", d->status == GIT_DELTA_ADDED ||
+	    d->status == GIT_DELTA_UNTRACKED ? 0 : d->old_file.mode);
+	add_mode(f, "new_mode", d->status == GIT_DELTA_DELETED ? 0 :
+	    d->new_file.mode);
+	git_patch_line_stats(NULL, &add, &del, patch);
+	cJSON_AddNumberToObject(f, "additions", binary ? 0 : add);
+	cJSON_AddNumberToObject(f, "deletions", binary ? 0 : del);
+	hunks = cJSON_AddArrayToObject(f, "hunks");
+	nh = binary ? 0 : git_patch_num_hunks(patch);
+	for (i = 0; i < nh; i++) {
+		if (git_patch_get_hunk(&h, &nl, patch, i) != 0)
+			break;
+		hj = cJSON_CreateObject();
+		text = xstrndup(h->header, strcspn(h->header, "\n"));
+		cJSON_AddStringToObject(hj, "header", text);
+		free(text);
+		cJSON_AddNumberToObject(hj, "old_start", h->old_start);
+		cJSON_AddNumberToObject(hj, "old_lines", h->old_lines);
+		cJSON_AddNumberToObject(hj, "new_start", h->new_start);
+		cJSON_AddNumberToObject(hj, "new_lines", h->new_lines);
+		lines = cJSON_AddArrayToObject(hj, "lines");
+		for (j = 0; j < nl; j++) {
+			if (git_patch_get_line_in_hunk(&l, patch, i, j) != 0)
+				break;
+			if (l->origin != ' ' && l->origin != '+' &&
+			    l->origin != '-')
+				continue;	/* "no newline" markers */
+			lj = cJSON_CreateObject();
+			origin[0] = l->origin;
+			origin[1] = '\0';
+			cJSON_AddStringToObject(lj, "origin", origin);
+			text = xstrndup(l->content, l->content_len > 0 &&
+			    l->content[l->content_len - 1] == '\n' ?
+			    l->content_len - 1 : l->content_len);
+			cJSON_AddStringToObject(lj, "text", text);
+			free(text);
+			cJSON_AddItemToArray(lines, lj);
+		}
+		cJSON_AddItemToArray(hunks, hj);
+	}
+	return f;
+}
+
+cJSON *
+git_diff(const char *ws, const char *base, char **cause)
+{
+	git_repository	*repo;
+	git2_diff	*diff;
+	git_patch	*patch;
+	git_commit	*c;
+	cJSON		*out, *files;
+	size_t		 i, n;
+	char		 hex[GIT_OID_HEXSZ + 1];
+
+	if ((repo = git_open_workspace(ws, cause)) == NULL)
+		return NULL;
+	if (git_make_diff(repo, base, 1, &diff, &c, cause) != 0) {
+		git_repository_free(repo);
+		return NULL;
+	}
+	out = cJSON_CreateObject();
+	git_oid_tostr(hex, sizeof hex, git_commit_id(c));
+	cJSON_AddStringToObject(out, "base", hex);
+	files = cJSON_AddArrayToObject(out, "files");
+	n = git_diff_num_deltas(diff);
+	for (i = 0; i < n; i++) {
+		if (git_patch_from_diff(&patch, diff, i) != 0) {
+			git_set_cause(cause, "diff of '%s': %s", ws);
+			cJSON_Delete(out);
+			out = NULL;
+			break;
+		}
+		if (patch == NULL)
+			continue;
+		cJSON_AddItemToArray(files, git_patch_json(patch));
+		git_patch_free(patch);
+	}
+	git_commit_free(c);
+	git_diff_free(diff);
+	git_repository_free(repo);
+	return out;
+}
+
+struct print_ctx {
+	FILE	*f;
+	int	 colour;
+};
+
+static int
+git_print_cb(const git_diff_delta *d, const git_diff_hunk *h,
+    const git_diff_line *l, void *arg)
+{
+	struct print_ctx	*pc = arg;
+	const char		*on = "";
+
+	if (pc->colour) {
+		switch (l->origin) {
+		case GIT_DIFF_LINE_FILE_HDR:
+			on = "\033[1m";
+			break;
+		case GIT_DIFF_LINE_HUNK_HDR:
+			on = "\033[36m";
+			break;
+		case GIT_DIFF_LINE_ADDITION:
+			on = "\033[32m";
+			break;
+		case GIT_DIFF_LINE_DELETION:
+			on = "\033[31m";
+			break;
+		}
+	}
+	fputs(on, pc->f);
+	if (l->origin == GIT_DIFF_LINE_CONTEXT ||
+	    l->origin == GIT_DIFF_LINE_ADDITION ||
+	    l->origin == GIT_DIFF_LINE_DELETION)
+		fputc(l->origin, pc->f);
+	if (*on != '\0' && l->content_len > 0 &&
+	    l->content[l->content_len - 1] == '\n') {
+		fwrite(l->content, 1, l->content_len - 1, pc->f);
+		fputs("\033[m\n", pc->f);
+	} else {
+		fwrite(l->content, 1, l->content_len, pc->f);
+		if (*on != '\0')
+			fputs("\033[m", pc->f);
+	}
+	return 0;
+}
+
+int
+git_print_diff(const char *ws, const char *base, FILE *f, int colour,
+    char **cause)
+{
+	git_repository		*repo;
+	git2_diff		*diff;
+	git_patch		*patch = NULL;
+	struct print_ctx	 pc = { f, colour };
+	size_t			 i, n;
+	int			 rc = 0;
+
+	if ((repo = git_open_workspace(ws, cause)) == NULL)
+		return -1;
+	if (git_make_diff(repo, base, 0, &diff, NULL, cause) != 0) {
+		git_repository_free(repo);
+		return -1;
+	}
+	/* A type change is delete + add; git prints the delete first. */
+	n = git_diff_num_deltas(diff);
+	for (i = 0; i < n && rc == 0; i++) {
+		size_t			 k = i;
+		const git_diff_delta	*d = git_diff_get_delta(diff, i), *e;
+
+		if (i + 1 < n && (e = git_diff_get_delta(diff, i + 1)) != NULL &&
+		    e->status == GIT_DELTA_DELETED &&
+		    d->status != GIT_DELTA_DELETED &&
+		    strcmp(e->old_file.path, d->new_file.path) == 0) {
+			git_patch	*p2;
+
+			if (git_patch_from_diff(&p2, diff, i + 1) != 0 ||
+			    git_patch_print(p2, git_print_cb, &pc) != 0)
+				rc = -1;
+			git_patch_free(p2);
+			k = i++;
+		}
+		if (rc == 0 && (git_patch_from_diff(&patch, diff, k) != 0 ||
+		    (patch != NULL && git_patch_print(patch, git_print_cb,
+		    &pc) != 0)))
+			rc = -1;
+		git_patch_free(patch);
+		patch = NULL;
+	}
+	if (rc != 0)
+		git_set_cause(cause, "diff of '%s': %s", ws);
+	git_diff_free(diff);
+	git_repository_free(repo);
+	return rc;
+}
+
+/* "a/{b => c}/d": a rename's name as git diff --stat prints it. */
+static char *
+stat_rename_name(const char *a, const char *b)
+{
+	size_t		 la = strlen(a), lb = strlen(b), pfx = 0, sfx = 0, i;
+	const char	*oa, *ob;
+	long		 ma, mb;
+
+	for (i = 0; a[i] != '\0' && a[i] == b[i]; i++) {
+		if (a[i] == '/')
+			pfx = i + 1;
+	}
+	oa = a + la;
+	ob = b + lb;
+	while (oa >= a + pfx - (pfx ? 1 : 0) && ob >= b + pfx - (pfx ? 1 : 0) &&
+	    *oa == *ob) {
+		if (*oa == '/')
+			sfx = la - (oa - a);
+		if (oa == a || ob == b)
+			break;
+		oa--;
+		ob--;
+	}
+	ma = (long)la - (long)pfx - (long)sfx;
+	mb = (long)lb - (long)pfx - (long)sfx;
+	if (ma < 0)
+		ma = 0;
+	if (mb < 0)
+		mb = 0;
+	if (pfx + sfx == 0)
+		return xprintf("%s => %s", a, b);
+	return xprintf("%.*s{%.*s => %.*s}%s", (int)pfx, a, (int)ma, a + pfx,
+	    (int)mb, b + pfx, a + la - sfx);
+}
+
+struct stat_file {
+	char		*name;
+	size_t		 add, del;
+	int		 binary;
+	uint64_t	 old_size, new_size;
+};
+
+static int
+decimal_width(size_t n)
+{
+	int	 w = 1;
+
+	while (n >= 10) {
+		n /= 10;
+		w++;
+	}
+	return w;
+}
+
+static size_t
+scale_linear(size_t it, size_t width, size_t max)
+{
+	if (it == 0)
+		return 0;
+	return 1 + (it * (width - 1) / max);
+}
+
+/*
+ * git diff --stat, line for line (git's diff.c show_stats): names, counts
+ * and a graph scaled to width; a file that changed type (one delete and one
+ * add of the same path in this diff) is one line, as in git.
+ */
+int
+git_print_stat(const char *ws, const char *base, FILE *f, int width,
+    char **cause)
+{
+	git_repository		*repo;
+	git2_diff		*diff;
+	git_patch		*patch;
+	const git_diff_delta	*d;
+	struct stat_file	*sf = NULL, *x;
+	size_t			 n, i, nf = 0, add, del, max_change = 0;
+	size_t			 max_len = 0, total_add = 0, total_del = 0;
+	int			 number_width, name_width, graph_width, bin = 0;
+	const char		*path;
+	char			*name;
+
+	if ((repo = git_open_workspace(ws, cause)) == NULL)
+		return -1;
+	if (git_make_diff(repo, base, 0, &diff, NULL, cause) != 0) {
+		git_repository_free(repo);
+		return -1;
+	}
+	n = git_diff_num_deltas(diff);
+	sf = xcalloc(n + 1, sizeof *sf);
+	for (i = 0; i < n; i++) {
+		if (git_patch_from_diff(&patch, diff, i) != 0 || patch == NULL)
+			continue;
+		d = git_patch_get_delta(patch);
+		git_patch_line_stats(NULL, &add, &del, patch);
+		path = d->new_file.path != NULL ? d->new_file.path :
+		    d->old_file.path;
+		if (nf > 0 && strcmp(sf[nf - 1].name, path) == 0 &&
+		    !sf[nf - 1].binary && !(d->flags & GIT_DIFF_FLAG_BINARY)) {
+			x = &sf[nf - 1];	/* the add half of a type change */
+		} else {
+			x = &sf[nf++];
+			if (d->status == GIT_DELTA_RENAMED)
+				x->name = stat_rename_name(d->old_file.path,
+				    d->new_file.path);
+			else
+				x->name = xstrdup(path);
+		}
+		if (d->flags & GIT_DIFF_FLAG_BINARY) {
+			x->binary = bin = 1;
+			x->old_size = d->status == GIT_DELTA_ADDED ||
+			    d->status == GIT_DELTA_UNTRACKED ? 0 :
+			    d->old_file.size;
+			x->new_size = d->status == GIT_DELTA_DELETED ? 0 :
+			    d->new_file.size;
+		} else {
+			x->add += add;
+			x->del += del;
+		}
+		git_patch_free(patch);
+	}
+	for (i = 0; i < nf; i++) {
+		x = &sf[i];
+		if (strlen(x->name) > max_len)
+			max_len = strlen(x->name);
+		if (!x->binary && x->add + x->del > max_change)
+			max_change = x->add + x->del;
+		total_add += x->add;
+		total_del += x->del;
+	}
+	if (nf == 0)
+		goto done;
+
+	number_width = decimal_width(max_change);
+	if (bin && number_width < 3)
+		number_width = 3;	/* "Bin" */
+	if (width < 16 + 6 + number_width)
+		width = 16 + 6 + number_width;
+	graph_width = (int)max_change;
+	name_width = (int)max_len;
+	if (name_width + number_width + 6 + graph_width > width) {
+		if (graph_width > width * 3 / 8 - number_width - 6) {
+			graph_width = width * 3 / 8 - number_width - 6;
+			if (graph_width < 6)
+				graph_width = 6;
+		}
+		if (name_width > width - number_width - 6 - graph_width)
+			name_width = width - number_width - 6 - graph_width;
+		else
+			graph_width = width - number_width - 6 - name_width;
+	}
+	for (i = 0; i < nf; i++) {
+		x = &sf[i];
+		name = x->name;
+		if ((int)strlen(name) > name_width) {
+			const char	*tail = name + strlen(name) -
+			    (name_width - 3), *slash = strchr(tail, '/');
+
+			if (slash != NULL)
+				tail = slash;
+			fprintf(f, " ...%-*s | ", name_width - 3, tail);
+		} else
+			fprintf(f, " %-*s | ", name_width, name);
+		if (x->binary) {
+			fprintf(f, "%*s %llu -> %llu bytes\n", number_width,
+			    "Bin", (unsigned long long)x->old_size,
+			    (unsigned long long)x->new_size);
+			continue;
+		}
+		add = x->add;
+		del = x->del;
+		fprintf(f, "%*zu%s", number_width, add + del,
+		    add + del != 0 ? " " : "");
+		if ((size_t)graph_width <= max_change && max_change > 0) {
+			size_t	total = scale_linear(add + del, graph_width,
+			    max_change);
+
+			if (total < 2 && add != 0 && del != 0)
+				total = 2;
+			if (add < del) {
+				add = scale_linear(add, graph_width, max_change);
+				del = total - add;
+			} else {
+				del = scale_linear(del, graph_width, max_change);
+				add = total - del;
+			}
+		}
+		for (; add > 0; add--)
+			fputc('+', f);
+		for (; del > 0; del--)
+			fputc('-', f);
+		fputc('\n', f);
+	}
+	fprintf(f, " %zu file%s changed", nf, nf == 1 ? "" : "s");
+	if (total_add != 0 || total_del == 0)
+		fprintf(f, ", %zu insertion%s(+)", total_add,
+		    total_add == 1 ? "" : "s");
+	if (total_del != 0 || total_add == 0)
+		fprintf(f, ", %zu deletion%s(-)", total_del,
+		    total_del == 1 ? "" : "s");
+	fputc('\n', f);
+done:
+	for (i = 0; i < nf; i++)
+		free(sf[i].name);
+	free(sf);
+	git_diff_free(diff);
+	git_repository_free(repo);
+	return 0;
+}
+
+/* --- revert --- */
+
+/* The patch of path (new or old name) in the workspace's diff. */
+static int
+git_find_patch(git_repository *repo, const char *base, const char *path,
+    git2_diff **diffp, git_patch **patchp, git_commit **basep, char **cause)
+{
+	const git_diff_delta	*d;
+	size_t			 i, n;
+
+	if (git_make_diff(repo, base, 1, diffp, basep, cause) != 0)
+		return -1;
+	n = git_diff_num_deltas(*diffp);
+	for (i = 0; i < n; i++) {
+		d = git_diff_get_delta(*diffp, i);
+		if ((d->new_file.path != NULL &&
+		    strcmp(d->new_file.path, path) == 0) ||
+		    (d->status == GIT_DELTA_DELETED &&
+		    strcmp(d->old_file.path, path) == 0)) {
+			if (git_patch_from_diff(patchp, *diffp, i) != 0 ||
+			    *patchp == NULL) {
+				git_set_cause(cause, "diff of '%s': %s", path);
+				break;
+			}
+			return 0;
+		}
+	}
+	if (i == n)
+		*cause = xprintf("path '%s': no change to revert", path);
+	git_diff_free(*diffp);
+	git_commit_free(*basep);
+	return -1;
+}
+
+int
+git_revert_hunk(const char *ws, const char *base, const char *path,
+    int hunk_index, char **cause)
+{
+	git_repository		*repo;
+	git2_diff		*diff;
+	git_patch		*patch;
+	git_commit		*c;
+	const git_diff_hunk	*h;
+	const git_diff_line	*l;
+	const git_diff_delta	*d;
+	struct buf		 oldside = BUF_INIT, newside = BUF_INIT, out = BUF_INIT;
+	char			*data = NULL;
+	size_t			 len, nl, j, line, off, start;
+	mode_t			 mode;
+	int			 rc = -1;
+
+	if ((repo = git_open_workspace(ws, cause)) == NULL)
+		return -1;
+	if (git_find_patch(repo, base, path, &diff, &patch, &c, cause) != 0) {
+		git_repository_free(repo);
+		return -1;
+	}
+	d = git_patch_get_delta(patch);
+	if (d->flags & GIT_DIFF_FLAG_BINARY) {
+		*cause = xprintf("path '%s': a binary file has no hunks "
+		    "(revert the file)", path);
+		goto out;
+	}
+	if (d->status == GIT_DELTA_DELETED ||
+	    d->status == GIT_DELTA_TYPECHANGE) {
+		*cause = xprintf("path '%s': %s; revert the whole file", path,
+		    git_status_name(d->status));
+		goto out;
+	}
+	if (hunk_index < 0 || (size_t)hunk_index >= git_patch_num_hunks(patch) ||
+	    git_patch_get_hunk(&h, &nl, patch, hunk_index) != 0) {
+		*cause = xprintf("path '%s': no hunk %d (it has %zu)", path,
+		    hunk_index, git_patch_num_hunks(patch));
+		goto out;
+	}
+	for (j = 0; j < nl; j++) {
+		if (git_patch_get_line_in_hunk(&l, patch, hunk_index, j) != 0)
+			break;
+		if (l->origin == ' ' || l->origin == '-')
+			buf_add(&oldside, l->content, l->content_len);
+		if (l->origin == ' ' || l->origin == '+')
+			buf_add(&newside, l->content, l->content_len);
+	}
+	if ((data = ws_read(ws, path, &len, &mode, cause)) == NULL)
+		goto out;
+	/* Byte offset of the hunk's first new line. */
+	start = h->new_lines > 0 ? (size_t)h->new_start - 1 :
+	    (size_t)h->new_start;
+	for (off = 0, line = 0; line < start && off < len; off++) {
+		if (data[off] == '\n')
+			line++;
+	}
+	if (line != start || len - off < newside.len ||
+	    memcmp(data + off, newside.data == NULL ? "" : newside.data,
+	    newside.len) != 0) {
+		*cause = xprintf("path '%s': changed since the diff was "
+		    "taken; look again", path);
+		goto out;
+	}
+	buf_add(&out, data, off);
+	buf_add(&out, buf_str(&oldside), oldside.len);
+	buf_add(&out, data + off + newside.len, len - off - newside.len);
+	if (ws_write(ws, path, buf_str(&out), out.len, mode, cause) != 0)
+		goto out;
+	rc = 0;
+out:
+	free(data);
+	buf_release(&oldside);
+	buf_release(&newside);
+	buf_release(&out);
+	git_patch_free(patch);
+	git_diff_free(diff);
+	git_commit_free(c);
+	git_repository_free(repo);
+	return rc;
+}
+
+/* Put path back as in tree (or remove it), in the files and the index. */
+static int
+git_restore_path(git_repository *repo, git_index *idx, git_tree *tree,
+    const char *ws, const char *path, char **cause)
+{
+	git_tree_entry	*te;
+	git_blob	*blob;
+	git_index_entry	 ie;
+	uint32_t	 mode;
+
+	if (git_tree_entry_bypath(&te, tree, path) != 0) {
+		if (ws_remove(ws, path, cause) != 0)
+			return -1;
+		git_index_remove_bypath(idx, path);
+		return 0;
+	}
+	mode = git_tree_entry_filemode(te);
+	if (git_blob_lookup(&blob, repo, git_tree_entry_id(te)) != 0) {
+		git_set_cause(cause, "path '%s': %s", path);
+		git_tree_entry_free(te);
+		return -1;
+	}
+	if (ws_write(ws, path, git_blob_rawcontent(blob),
+	    git_blob_rawsize(blob), mode == GIT_FILEMODE_LINK ? S_IFLNK :
+	    mode == GIT_FILEMODE_BLOB_EXECUTABLE ? 0755 : 0644, cause) != 0) {
+		git_blob_free(blob);
+		git_tree_entry_free(te);
+		return -1;
+	}
+	memset(&ie, 0, sizeof ie);
+	ie.mode = mode;
+	ie.path = path;
+	git_oid_cpy(&ie.id, git_tree_entry_id(te));
+	ie.file_size = (uint32_t)git_blob_rawsize(blob);
+	git_index_add(idx, &ie);
+	git_blob_free(blob);
+	git_tree_entry_free(te);
+	return 0;
+}
+
+int
+git_revert_file(const char *ws, const char *base, const char *path,
+    char **cause)
+{
+	git_repository		*repo;
+	git2_diff		*diff;
+	git_patch		*patch;
+	git_commit		*c;
+	git_tree		*tree = NULL;
+	git_index		*idx = NULL;
+	const git_diff_delta	*d;
+	int			 rc = -1;
+
+	if ((repo = git_open_workspace(ws, cause)) == NULL)
+		return -1;
+	if (git_find_patch(repo, base, path, &diff, &patch, &c, cause) != 0) {
+		git_repository_free(repo);
+		return -1;
+	}
+	d = git_patch_get_delta(patch);
+	if (git_commit_tree(&tree, c) != 0 ||
+	    git_repository_index(&idx, repo) != 0) {
+		git_set_cause(cause, "workspace '%s': %s", ws);
+		goto out;
+	}
+	if (d->new_file.path != NULL && strcmp(d->new_file.path,
+	    d->old_file.path) != 0 && git_restore_path(repo, idx, tree, ws,
+	    d->new_file.path, cause) != 0)
+		goto out;
+	if (git_restore_path(repo, idx, tree, ws, d->old_file.path,
+	    cause) != 0)
+		goto out;
+	if (git_index_write(idx) != 0) {
+		git_set_cause(cause, "workspace '%s': index: %s", ws);
+		goto out;
+	}
+	rc = 0;
+out:
+	git_index_free(idx);
+	git_tree_free(tree);
+	git_patch_free(patch);
+	git_diff_free(diff);
+	git_commit_free(c);
+	git_repository_free(repo);
+	return rc;
+}
+
+char *
+git_hunk_quote(const cJSON *file, int hunk_index, const char *comment)
+{
+	const cJSON	*hunks, *h, *lines, *l;
+	struct buf	 b = BUF_INIT;
+	const char	*path = json_str(file, "path");
+	int		 start, count;
+
+	hunks = cJSON_GetObjectItemCaseSensitive(file, "hunks");
+	if (hunk_index < 0 || (h = cJSON_GetArrayItem(hunks,
+	    hunk_index)) == NULL)
+		return NULL;
+	start = (int)json_num(h, "new_start", 0);
+	count = (int)json_num(h, "new_lines", 0);
+	buf_addf(&b, "About %s, lines %d-%d:\n", path != NULL ? path : "?",
+	    start, count > 0 ? start + count - 1 : start);
+	buf_addf(&b, "> %s\n", json_str(h, "header") != NULL ?
+	    json_str(h, "header") : "@@");
+	lines = cJSON_GetObjectItemCaseSensitive(h, "lines");
+	cJSON_ArrayForEach(l, lines) {
+		buf_addf(&b, "> %s%s\n", json_str(l, "origin") != NULL ?
+		    json_str(l, "origin") : " ", json_str(l, "text") != NULL ?
+		    json_str(l, "text") : "");
+	}
+	if (comment != NULL && *comment != '\0')
+		buf_addf(&b, "\n%s\n", comment);
+	return buf_detach(&b, NULL);
+}
+
+/* --- commit and push --- */
+
+int
+git_parse_author(const char *s, char **name, char **email)
+{
+	const char	*lt, *gt;
+	size_t		 n;
+
+	if ((lt = strchr(s, '<')) == NULL || (gt = strchr(lt, '>')) == NULL ||
+	    gt[1] != '\0' || gt == lt + 1)
+		return -1;
+	n = lt - s;
+	while (n > 0 && s[n - 1] == ' ')
+		n--;
+	if (n == 0)
+		return -1;
+	*name = xstrndup(s, n);
+	*email = xstrndup(lt + 1, gt - lt - 1);
+	return 0;
+}
+
+/* The host user's identity from their global git config only. */
+static int
+git_global_identity(char **name, char **email)
+{
+	const char	*home = getenv("HOME"), *xdg = getenv("XDG_CONFIG_HOME");
+	char		*paths[2];
+	git_config	*cfg;
+	git_buf		 n = GIT_BUF_INIT, e = GIT_BUF_INIT;
+	size_t		 i;
+	int		 found = 0;
+
+	git_setup();
+	if (home == NULL)
+		return -1;
+	paths[0] = xprintf("%s/.gitconfig", home);
+	paths[1] = xdg != NULL && *xdg != '\0' ? xprintf("%s/git/config",
+	    xdg) : xprintf("%s/.config/git/config", home);
+	for (i = 0; i < 2 && !found; i++) {
+		if (access(paths[i], R_OK) != 0 ||
+		    git_config_open_ondisk(&cfg, paths[i]) != 0)
+			continue;
+		if (git_config_get_string_buf(&n, cfg, "user.name") == 0 &&
+		    git_config_get_string_buf(&e, cfg, "user.email") == 0 &&
+		    n.size > 0) {
+			*name = xstrdup(n.ptr);
+			*email = xstrdup(e.ptr);
+			found = 1;
+		}
+		git_buf_dispose(&n);
+		git_buf_dispose(&e);
+		git_config_free(cfg);
+	}
+	free(paths[0]);
+	free(paths[1]);
+	return found ? 0 : -1;
+}
+
+int
+git_has_changes(const char *ws, char **cause)
+{
+	git_repository		*repo;
+	git_status_options	 so = GIT_STATUS_OPTIONS_INIT;
+	git_status_list		*list;
+	int			 n;
+
+	if ((repo = git_open_workspace(ws, cause)) == NULL)
+		return -1;
+	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED|
+	    GIT_STATUS_OPT_RECURSE_UNTRACKED_DIRS|
+	    GIT_STATUS_OPT_EXCLUDE_SUBMODULES;
+	if (git_status_list_new(&list, repo, &so) != 0) {
+		git_set_cause(cause, "workspace '%s': %s", ws);
+		git_repository_free(repo);
+		return -1;
+	}
+	n = git_status_list_entrycount(list) > 0;
+	git_status_list_free(list);
+	git_repository_free(repo);
+	return n;
+}
+
+int
+git_commit_all(const char *ws, const char *base, const char *message,
+    const char *author, char **commit, char **cause)
+{
+	git_repository	*repo;
+	git_index	*idx = NULL;
+	git_commit	*basec = NULL, *headc = NULL, *parent;
+	git_tree	*tree = NULL;
+	git_reference	*head = NULL, *ref = NULL;
+	git_signature	*sig = NULL;
+	git_oid		 toid, coid;
+	const git_oid	*hoid;
+	char		*name = NULL, *email = NULL, hex[GIT_OID_HEXSZ + 1];
+	const git_commit *parents[1];
+	int		 rc = -1;
+
+	if (author != NULL) {
+		if (git_parse_author(author, &name, &email) != 0) {
+			*cause = xprintf("author '%s': expected 'Name "
+			    "<email>'", author);
+			return -1;
+		}
+	} else if (git_global_identity(&name, &email) != 0) {
+		name = xstrdup("holt");
+		email = xstrdup("holt@localhost");
+	}
+	if ((repo = git_open_workspace(ws, cause)) == NULL)
+		goto out;
+	if (git_lookup_commit(repo, base, &basec, cause) != 0)
+		goto out;
+	parent = basec;
+	if (git_repository_head(&head, repo) == 0 &&
+	    (hoid = git_reference_target(head)) != NULL &&
+	    git_commit_lookup(&headc, repo, hoid) == 0 &&
+	    (git_oid_equal(hoid, git_commit_id(basec)) ||
+	    git_graph_descendant_of(repo, hoid, git_commit_id(basec)) == 1))
+		parent = headc;
+	else if (head != NULL)
+		log_warnx("workspace '%s': HEAD does not descend from the base "
+		    "commit; committing on the base commit", ws);
+	if (git_repository_index(&idx, repo) != 0 ||
+	    git_index_add_all(idx, NULL, GIT_INDEX_ADD_DEFAULT, NULL,
+	    NULL) != 0 ||
+	    git_index_update_all(idx, NULL, NULL, NULL) != 0 ||
+	    git_index_write_tree(&toid, idx) != 0) {
+		git_set_cause(cause, "workspace '%s': staging: %s", ws);
+		goto out;
+	}
+	if (git_oid_equal(&toid, git_commit_tree_id(parent))) {
+		git_oid_tostr(hex, sizeof hex, git_commit_id(parent));
+		*commit = xstrdup(hex);
+		rc = 0;
+		goto out;
+	}
+	parents[0] = parent;
+	if (git_tree_lookup(&tree, repo, &toid) != 0 ||
+	    git_signature_now(&sig, name, email) != 0 ||
+	    git_commit_create(&coid, repo, NULL, sig, sig, NULL, message,
+	    tree, 1, parents) != 0) {
+		git_set_cause(cause, "workspace '%s': commit: %s", ws);
+		goto out;
+	}
+	/* Move HEAD's branch (or detached HEAD) to the new commit. */
+	if (head != NULL && git_reference_type(head) == GIT_REFERENCE_DIRECT &&
+	    !git_repository_head_detached(repo) &&
+	    git_reference_set_target(&ref, head, &coid, "holt commit") == 0)
+		;
+	else if (git_repository_head_unborn(repo) != 1 &&
+	    !git_repository_head_detached(repo) && head != NULL)
+		git_reference_create(&ref, repo, git_reference_name(head),
+		    &coid, 1, "holt commit");
+	else
+		git_repository_set_head_detached(repo, &coid);
+	if (git_index_write(idx) != 0) {
+		git_set_cause(cause, "workspace '%s': index: %s", ws);
+		goto out;
+	}
+	git_oid_tostr(hex, sizeof hex, &coid);
+	*commit = xstrdup(hex);
+	rc = 1;
+out:
+	free(name);
+	free(email);
+	git_signature_free(sig);
+	git_tree_free(tree);
+	git_reference_free(ref);
+	git_reference_free(head);
+	git_commit_free(headc);
+	git_commit_free(basec);
+	git_index_free(idx);
+	git_repository_free(repo);
+	return rc;
+}
+
+static int
+git_push_update_cb(const char *refname, const char *status, void *arg)
+{
+	struct git_cred	*gc = arg;
+
+	if (status != NULL && gc->rejected == NULL)
+		gc->rejected = xstrdup(status);
+	return 0;
+}
+
+int
+git_push_branch(const char *ws, const char *commit, const char *branch,
+    const char *url, const char *token, char **cause)
+{
+	git_repository			*repo;
+	git_remote			*remote = NULL;
+	git_remote_create_options	 ro = GIT_REMOTE_CREATE_OPTIONS_INIT;
+	git_push_options		 po = GIT_PUSH_OPTIONS_INIT;
+	git_reference			*ref = NULL, *nref = NULL;
+	git_commit			*c = NULL;
+	struct git_cred			 gc;
+	git_strarray			 specs;
+	char				*refname, *spec;
+	const git_oid			*old;
+	int				 rc = -1, err;
+
+	memset(&gc, 0, sizeof gc);
+	refname = xprintf("refs/heads/%s", branch);
+	spec = xprintf("%s:%s", refname, refname);
+	if (!git_reference_is_valid_name(refname)) {
+		*cause = xprintf("branch '%s': not a valid branch name", branch);
+		goto out_free;
+	}
+	if ((repo = git_open_workspace(ws, cause)) == NULL)
+		goto out_free;
+	if (git_lookup_commit(repo, commit, &c, cause) != 0)
+		goto out;
+	/* The local branch: create, or move forward if it is ours. */
+	if (git_reference_lookup(&ref, repo, refname) == 0) {
+		old = git_reference_target(ref);
+		if (old == NULL || (!git_oid_equal(old, git_commit_id(c)) &&
+		    git_graph_descendant_of(repo, git_commit_id(c), old) != 1)) {
+			*cause = xprintf("branch '%s' exists in the workspace "
+			    "with other commits (not an ancestor of this one); "
+			    "choose another with --branch", branch);
+			goto out;
+		}
+	}
+	if (git_reference_create(&nref, repo, refname, git_commit_id(c), 1,
+	    "holt pr") != 0) {
+		git_set_cause(cause, "branch '%s': %s", branch);
+		goto out;
+	}
+
+	ro.repository = repo;
+	ro.name = NULL;		/* in memory only, nothing from the config */
+	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF|
+	    GIT_REMOTE_CREATE_SKIP_DEFAULT_FETCHSPEC;
+	if (git_remote_create_with_opts(&remote, url, &ro) != 0) {
+		git_set_cause(cause, "remote '%s': %s", url);
+		goto out;
+	}
+	gc.token = token;
+	gc.host = url_host(url);
+	po.callbacks.credentials = git_cred_cb;
+	po.callbacks.push_update_reference = git_push_update_cb;
+	po.callbacks.payload = &gc;
+	po.follow_redirects = GIT_REMOTE_REDIRECT_INITIAL;
+	specs.strings = &spec;
+	specs.count = 1;
+	err = git_remote_push(remote, &specs, &po);
+	if (err == GIT_ENONFASTFORWARD || (gc.rejected != NULL &&
+	    (strstr(gc.rejected, "fast-forward") != NULL ||
+	    strstr(gc.rejected, "fetch first") != NULL))) {
+		*cause = xprintf("push of branch '%s' to '%s' rejected: the "
+		    "remote branch has commits this one does not have "
+		    "(non-fast-forward); the commit is kept in the workspace, "
+		    "push it to another branch with --branch", branch, url);
+		goto out;
+	}
+	if (err != 0) {
+		*cause = git_net_cause("push to", url, &gc);
+		goto out;
+	}
+	if (gc.rejected != NULL) {
+		*cause = xprintf("push of branch '%s' to '%s' rejected by the "
+		    "server: %s", branch, url, gc.rejected);
+		goto out;
+	}
+	rc = 0;
+out:
+	git_remote_free(remote);
+	git_reference_free(ref);
+	git_reference_free(nref);
+	git_commit_free(c);
+	git_repository_free(repo);
+out_free:
+	free(gc.host);
+	free(gc.rejected);
+	free(refname);
+	free(spec);
+	return rc;
+}
+
+struct writepack_ctx {
+	git_odb_writepack	*wp;
+	git_indexer_progress	 st;
+};
+
+static int
+git_pack_feed(void *buf, size_t size, void *arg)
+{
+	struct writepack_ctx	*w = arg;
+
+	return w->wp->append(w->wp, buf, size, &w->st);
+}
+
+/*
+ * Push into a local repository (the one the session came from). libgit2
+ * cannot push into a non-bare repository, so the objects go over as a pack
+ * built from the workspace and written into the target's object database,
+ * and the branch is set there. The target's HEAD, index and files are not
+ * touched; its checked-out branch is refused, as git's receive-pack does.
+ */
+int
+git_push_local(const char *ws, const char *commit, const char *branch,
+    const char *path, char **cause)
+{
+	git_repository		*repo = NULL, *dst = NULL;
+	git_commit		*c = NULL;
+	git_revwalk		*walk = NULL;
+	git_packbuilder		*pb = NULL;
+	git_odb			*odb = NULL;
+	git_reference		*ref = NULL, *nref = NULL, *head = NULL;
+	git_strarray		 refs = { NULL, 0 };
+	struct writepack_ctx	 w;
+	git_oid			 oid;
+	char			*refname;
+	const git_oid		*old;
+	size_t			 i;
+	int			 rc = -1;
+
+	memset(&w, 0, sizeof w);
+	refname = xprintf("refs/heads/%s", branch);
+	if (!git_reference_is_valid_name(refname)) {
+		*cause = xprintf("branch '%s': not a valid branch name", branch);
+		goto out;
+	}
+	if ((repo = git_open_workspace(ws, cause)) == NULL)
+		goto out;
+	if (git_lookup_commit(repo, commit, &c, cause) != 0)
+		goto out;
+	if (git_repository_open_ext(&dst, path, GIT_REPOSITORY_OPEN_NO_SEARCH,
+	    NULL) != 0) {
+		git_set_cause(cause, "repository '%s': %s", path);
+		goto out;
+	}
+	if (git_repository_head(&head, dst) == 0 &&
+	    strcmp(git_reference_name(head), refname) == 0 &&
+	    !git_repository_is_bare(dst)) {
+		*cause = xprintf("branch '%s' is checked out in '%s' (refused, "
+		    "its files would not match); choose another with --branch",
+		    branch, path);
+		goto out;
+	}
+	if (git_reference_lookup(&ref, dst, refname) == 0 &&
+	    (old = git_reference_target(ref)) != NULL &&
+	    !git_oid_equal(old, git_commit_id(c))) {
+		if (git_graph_descendant_of(repo, git_commit_id(c), old) != 1) {
+			*cause = xprintf("push of branch '%s' to '%s' rejected: "
+			    "the branch there has commits this one does not "
+			    "have (non-fast-forward); the commit is kept in the "
+			    "workspace, push it to another branch with --branch",
+			    branch, path);
+			goto out;
+		}
+	}
+
+	/* Pack what the target lacks: the commits down to what it has. */
+	if (git_revwalk_new(&walk, repo) != 0 ||
+	    git_revwalk_push(walk, git_commit_id(c)) != 0 ||
+	    git_reference_list(&refs, dst) != 0)
+		goto gerr;
+	for (i = 0; i < refs.count; i++) {
+		git_commit	*have;
+
+		if (git_reference_name_to_id(&oid, dst, refs.strings[i]) == 0 &&
+		    git_commit_lookup(&have, repo, &oid) == 0) {
+			git_revwalk_hide(walk, &oid);
+			git_commit_free(have);
+		}
+	}
+	if (git_packbuilder_new(&pb, repo) != 0 ||
+	    git_packbuilder_insert_walk(pb, walk) != 0 ||
+	    git_repository_odb(&odb, dst) != 0 ||
+	    git_odb_write_pack(&w.wp, odb, NULL, NULL) != 0 ||
+	    git_packbuilder_foreach(pb, git_pack_feed, &w) != 0 ||
+	    w.wp->commit(w.wp, &w.st) != 0)
+		goto gerr;
+	if (git_reference_create(&nref, dst, refname, git_commit_id(c), 1,
+	    "holt pr --local") != 0)
+		goto gerr;
+	rc = 0;
+	goto out;
+gerr:
+	git_set_cause(cause, "push to '%s': %s", path);
+out:
+	if (w.wp != NULL)
+		w.wp->free(w.wp);
+	git_strarray_dispose(&refs);
+	git_odb_free(odb);
+	git_packbuilder_free(pb);
+	git_revwalk_free(walk);
+	git_reference_free(head);
+	git_reference_free(ref);
+	git_reference_free(nref);
+	git_commit_free(c);
+	git_repository_free(dst);
+	git_repository_free(repo);
+	free(refname);
+	return rc;
+}

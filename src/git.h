@@ -1,0 +1,153 @@
+/*
+ * git.h: the host side of a session's repository (libgit2): bring a
+ * repository into a sandbox's workspace, show what the agent changed against
+ * the base commit, revert hunks and files, commit, push; and the forge API
+ * that opens pull requests (github.c).
+ *
+ * The workspace is hostile: the agent may have written anything into it,
+ * .git included. Every function here opens it through git_open_workspace's
+ * rules: .git must be a real directory holding no symlinks, no alternates and
+ * no includes; the workspace's own configuration is never used (a fixed one
+ * replaces it); nothing is run (libgit2 runs no hooks or filter programs);
+ * submodules are never entered; symlinks are diffed as links and never
+ * followed; files are written through directory descriptors that refuse
+ * symlinks, so no write can land outside the workspace.
+ *
+ * Tokens reach libgit2 only through its credential callback and libcurl only
+ * in the Authorization header; they are never stored in a remote URL.
+ *
+ * Call order: any function may come first (libgit2 is set up on first use).
+ * Not thread-safe: one thread at a time (the server runs these in a worker).
+ */
+#ifndef GIT_H
+#define GIT_H
+
+#include <cjson/cJSON.h>
+
+/* Progress of a clone: objects received of total, bytes received. */
+typedef void (*git_progress_cb)(unsigned int received, unsigned int total,
+    unsigned long long bytes, void *arg);
+
+struct git_import_opts {
+	const char	*branch;	/* NULL: the remote's default */
+	int		 depth;		/* 0: full history */
+	git_progress_cb	 progress;	/* NULL: quiet */
+	void		*progress_arg;
+};
+
+/*
+ * Clone src (https or ssh URL, or a local repository's path) into
+ * workspace_dir, which must not exist or be empty. From a local path, the
+ * working tree's uncommitted and untracked (not ignored) files are copied
+ * over too; the user's checkout is only read. *base_commit gets HEAD after
+ * the clone (40 hex digits, caller frees). 0 ok, -1 with *cause.
+ */
+int	 git_import(const char *src, const char *workspace_dir,
+	     const struct git_import_opts *, char **base_commit, char **cause);
+
+/*
+ * The workspace's changes against base (a commit id): staged, unstaged and
+ * untracked files, renames found by similarity, binary files and mode
+ * changes. The JSON is holt diff --json's:
+ *   {"base":"sha","files":[{"path","old_path","status":
+ *    "modified|added|deleted|renamed|typechange","binary","old_mode",
+ *    "new_mode","additions","deletions","hunks":[{"header","old_start",
+ *    "old_lines","new_start","new_lines","lines":[{"origin":" |+|-",
+ *    "text"}]}]}]}
+ * Modes are octal strings ("100644", "100755", "120000"; "" when absent).
+ */
+cJSON	*git_diff(const char *workspace, const char *base, char **cause);
+
+/* The same diff printed as git diff (colour: ANSI escapes) or --stat. */
+int	 git_print_diff(const char *workspace, const char *base, FILE *,
+	     int colour, char **cause);
+int	 git_print_stat(const char *workspace, const char *base, FILE *,
+	     int width, char **cause);
+
+/*
+ * Undo changes in the workspace, atomically (temporary file + rename, in the
+ * file's directory): one hunk of path (its index in git_diff's "hunks"), or
+ * the whole file (back to base's content and mode; an added file is
+ * removed; a renamed one is put back under its old name).
+ */
+int	 git_revert_hunk(const char *workspace, const char *base,
+	     const char *path, int hunk_index, char **cause);
+int	 git_revert_file(const char *workspace, const char *base,
+	     const char *path, char **cause);
+
+/*
+ * A hunk of one file of git_diff's JSON as a message to the agent: the
+ * location, the hunk quoted with "> " and the user's comment after it.
+ * NULL if hunk_index is out of range. Caller frees.
+ */
+char	*git_hunk_quote(const cJSON *file, int hunk_index, const char *comment);
+
+/*
+ * Commit everything in the workspace (git add -A) with message and author
+ * ("Name <email>", NULL: the host user's global git identity, else
+ * "holt <holt@localhost>"). The parent is HEAD when HEAD descends from base,
+ * else base. The commit moves HEAD (its branch, or HEAD itself if detached).
+ * Returns 1 committed, 0 nothing to commit (*commit: HEAD), -1 error.
+ * *commit gets the id (caller frees).
+ */
+int	 git_commit_all(const char *workspace, const char *base,
+	     const char *message, const char *author, char **commit,
+	     char **cause);
+
+/* Whether the workspace has changes that git_commit_all would commit. */
+int	 git_has_changes(const char *workspace, char **cause);
+
+/*
+ * Point refs/heads/<branch> at commit and push it to url's <branch>
+ * (not forced). The local branch is moved only if it is new, already at
+ * commit, or an ancestor of commit. token: for http(s) URLs, NULL for none;
+ * ssh URLs use the host's ssh agent. The remote is built from url alone:
+ * the workspace's remotes, insteadOf and proxy settings are not used.
+ */
+int	 git_push_branch(const char *workspace, const char *commit,
+	     const char *branch, const char *url, const char *token,
+	     char **cause);
+
+/*
+ * The same into a local repository at path (holt pr --local): the objects
+ * are copied into its object database and refs/heads/<branch> is set, not
+ * forced; its HEAD, index and files are not touched.
+ */
+int	 git_push_local(const char *workspace, const char *commit,
+	     const char *branch, const char *path, char **cause);
+
+/* The git token: HOLT_GIT_TOKEN, GITHUB_TOKEN, config git_token; or NULL. */
+const char *git_token(void);
+
+/* A local repository's remote.origin.url (its own config). Caller frees. */
+char	*git_origin_url(const char *path, char **cause);
+
+/* Parse "Name <email>". 0 ok, -1 malformed. Both caller-freed. */
+int	 git_parse_author(const char *, char **name, char **email);
+
+/*
+ * github.c: pull requests through the GitHub REST API (and compatible
+ * forges): POST {api}/repos/{owner}/{repo}/pulls.
+ */
+struct github_pr {
+	char	*url;		/* html_url */
+	int	 number;
+	int	 existing;	/* a PR for head was already open */
+};
+
+/* owner and repo from an https, ssh or scp-like URL. 0 ok, -1 not one. */
+int	 github_parse_url(const char *url, char **owner, char **repo);
+
+/*
+ * Open a pull request of branch head into base. If one is already open for
+ * head (422), find it and return it with existing set. 0 ok, -1 error with
+ * a message for the user (401/403 token, 404 repository, 422 validation,
+ * rate limit with the reset time, network).
+ */
+int	 github_pr_open(const char *api, const char *token, const char *owner,
+	     const char *repo, const char *head, const char *base,
+	     const char *title, const char *body, int draft,
+	     struct github_pr *, char **cause);
+void	 github_pr_release(struct github_pr *);
+
+#endif

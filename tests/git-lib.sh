@@ -1,0 +1,53 @@
+# tests/git-lib.sh: what the git tests (t7xxx) share, on top of lib.sh.
+#
+#	git_session NAME REPO [BRANCH]	import REPO into a new sandbox's
+#					workspace and write the session's
+#					session.json, as holt new --repo does
+#	git_ws NAME			the session's workspace
+#	git_base NAME			its base commit
+#	git_tool ARGS			tests/git-tool (git.h calls)
+
+GIT_TOOL=$HOLT_BUILD_DIR/tests/git-tool
+git_tool() {
+	"$GIT_TOOL" "$@"
+}
+
+# Plain git for the fixtures; never the user's configuration.
+GIT_CONFIG_NOSYSTEM=1
+GIT_AUTHOR_NAME='A U Thor'
+GIT_AUTHOR_EMAIL='author@example.com'
+GIT_COMMITTER_NAME='C O Mitter'
+GIT_COMMITTER_EMAIL='committer@example.com'
+export GIT_CONFIG_NOSYSTEM GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL \
+	GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL
+
+# The sandbox id comes from the session name (tests run in subshells).
+git_session() {
+	sbx=sbx-$(printf '%s' "$1" | cksum | awk '{printf "%012x", $1}')
+	mkdir -p "$HOLT_HOME/data/sandboxes/$sbx" \
+		"$HOLT_HOME/data/sessions/$1" || return 1
+	base=$(git_tool import "$2" "$HOLT_HOME/data/sandboxes/$sbx/workspace") ||
+		return 1
+	cat >"$HOLT_HOME/data/sessions/$1/session.json" <<-EOF
+	{"name":"$1","sandbox":"$sbx","model":"script:none","mode":"auto",
+	 "repo":"$2","base_commit":"$base","branch":"${3:-main}",
+	 "created":"2026-11-29T08:00:00.000Z","test_command":""}
+	EOF
+	: >"$HOLT_HOME/data/sessions/$1/events.jsonl"
+}
+
+git_ws() {
+	sbx=$(sed -n 's/.*"sandbox":"\([^"]*\)".*/\1/p' \
+		"$HOLT_HOME/data/sessions/$1/session.json")
+	echo "$HOLT_HOME/data/sandboxes/$sbx/workspace"
+}
+
+git_base() {
+	sed -n 's/.*"base_commit":"\([^"]*\)".*/\1/p' \
+		"$HOLT_HOME/data/sessions/$1/session.json"
+}
+
+# A JSON query: python3 -c over stdin (jq is not always there).
+json_q() {
+	python3 -c "import json,sys; d=json.load(sys.stdin); $1"
+}

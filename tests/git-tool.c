@@ -1,0 +1,113 @@
+/*
+ * git-tool.c: the calls of git.h that no command of its own reaches, for the
+ * shell tests (as git's t/helper/test-tool).
+ *
+ *	git-tool import SRC WORKSPACE [-b BRANCH] [-d DEPTH] [-p]
+ *	git-tool revert-hunk WORKSPACE BASE PATH N
+ *	git-tool revert-file WORKSPACE BASE PATH
+ *	git-tool quote WORKSPACE BASE PATH N [COMMENT]
+ *	git-tool has-changes WORKSPACE
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "holt.h"
+#include "git.h"
+
+static void
+progress(unsigned int received, unsigned int total, unsigned long long bytes,
+    void *arg)
+{
+	fprintf(stderr, "\rreceiving objects: %u/%u, %llu bytes", received,
+	    total, bytes);
+}
+
+static int
+fail(char *cause)
+{
+	fprintf(stderr, "git-tool: %s\n", cause);
+	free(cause);
+	return 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct git_import_opts	 o;
+	char			*cause = NULL, *base, *q;
+	cJSON			*d, *f;
+	int			 ch, r;
+
+	if (argc < 3) {
+		fprintf(stderr, "usage: git-tool import|revert-hunk|"
+		    "revert-file|quote|has-changes ARGS\n");
+		return 2;
+	}
+	if (strcmp(argv[1], "import") == 0) {
+		memset(&o, 0, sizeof o);
+		optind = 4;
+		while ((ch = getopt(argc, argv, "b:d:p")) != -1) {
+			switch (ch) {
+			case 'b':
+				o.branch = optarg;
+				break;
+			case 'd':
+				o.depth = atoi(optarg);
+				break;
+			case 'p':
+				o.progress = progress;
+				break;
+			default:
+				return 2;
+			}
+		}
+		if (argc < 4)
+			return 2;
+		if (git_import(argv[2], argv[3], &o, &base, &cause) != 0)
+			return fail(cause);
+		if (o.progress != NULL)
+			fprintf(stderr, "\n");
+		printf("%s\n", base);
+		free(base);
+		return 0;
+	}
+	if (strcmp(argv[1], "revert-hunk") == 0 && argc == 6) {
+		if (git_revert_hunk(argv[2], argv[3], argv[4], atoi(argv[5]),
+		    &cause) != 0)
+			return fail(cause);
+		return 0;
+	}
+	if (strcmp(argv[1], "revert-file") == 0 && argc == 5) {
+		if (git_revert_file(argv[2], argv[3], argv[4], &cause) != 0)
+			return fail(cause);
+		return 0;
+	}
+	if (strcmp(argv[1], "quote") == 0 && argc >= 6) {
+		if ((d = git_diff(argv[2], argv[3], &cause)) == NULL)
+			return fail(cause);
+		cJSON_ArrayForEach(f, cJSON_GetObjectItem(d, "files")) {
+			if (strcmp(json_str(f, "path"), argv[4]) != 0)
+				continue;
+			q = git_hunk_quote(f, atoi(argv[5]), argc > 6 ?
+			    argv[6] : NULL);
+			if (q == NULL)
+				break;
+			fputs(q, stdout);
+			free(q);
+			cJSON_Delete(d);
+			return 0;
+		}
+		cJSON_Delete(d);
+		fprintf(stderr, "git-tool: no such hunk\n");
+		return 1;
+	}
+	if (strcmp(argv[1], "has-changes") == 0 && argc == 3) {
+		if ((r = git_has_changes(argv[2], &cause)) == -1)
+			return fail(cause);
+		printf("%s\n", r ? "yes" : "no");
+		return 0;
+	}
+	fprintf(stderr, "git-tool: bad arguments\n");
+	return 2;
+}
