@@ -111,8 +111,10 @@ buf_detach(struct buf *b, size_t *lenp)
 {
 	char	*p;
 
-	if (b->data == NULL)
+	if (b->data == NULL) {
 		buf_grow(b, 0);
+		b->data[0] = '\0';	/* an empty buffer is "" too */
+	}
 	p = b->data;
 	if (lenp != NULL)
 		*lenp = b->len;
