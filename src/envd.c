@@ -1,0 +1,2004 @@
+/*
+ * envd.c: holt-envd, pid 1 of a sandbox (holt-envd(8)). One poll(2) loop
+ * serves the control socket the host handed down, runs commands (pipes or a
+ * pty, each in its own session), streams their output with offsets into a
+ * bounded ring per stream so a client may re-attach, enforces timeouts by
+ * killing the whole process tree, supervises services (restart with
+ * backoff, bounded rotated logs in the host-side state directory), relays
+ * forwarded TCP connections, and reaps every orphan, as init must.
+ *
+ * Back-pressure: a command's pipe is read only while each client attached
+ * to it has less than CLIENT_OUT_MAX queued, so a slow client slows the
+ * command instead of growing envd. With no client attached, output only
+ * goes into the ring and the command runs on.
+ */
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "envd.h"
+
+#define CLIENT_OUT_MAX	(1024 * 1024)	/* queued bytes before throttling */
+#define CLIENT_IN_MAX	(FRAME_MAX)	/* one frame, the decoder's limit */
+#define RING_MAX	(64 * 1024)	/* kept per stream for attach */
+#define READ_CHUNK	(64 * 1024)
+#define STDIN_MAX	(1024 * 1024)
+#define DONE_KEEP	16		/* finished commands kept for attach */
+#define SVC_LOG_MAX	(1024 * 1024)	/* then rotated to NAME.log.1 */
+#define SVC_BACKOFF_MAX	30000
+#define SVC_STABLE_MS	10000
+#define FWD_BUF		(256 * 1024)
+
+struct client;
+
+struct stream {
+	int		 fd;
+	const char	*name;		/* stdout, stderr, pty */
+	struct buf	 ring;		/* the last bytes, RING_MAX..2*RING_MAX */
+	uint64_t	 end;		/* bytes ever read */
+};
+
+struct sub {
+	struct client	*c;
+	double		 id;
+};
+
+struct proc {
+	pid_t		 pid;
+	int		 pty;
+	struct stream	 out, err;
+	int		 in_fd;
+	struct buf	 in;
+	int		 in_eof;
+	struct sub	*subs;
+	size_t		 nsubs;
+	uint64_t	 start_ms;
+	uint64_t	 deadline;	/* 0: none */
+	int		 timed_out;
+	int		 exited;
+	int		 status;
+	uint64_t	 duration_ms;
+	struct proc	*next;
+};
+
+struct service {
+	char		*name;
+	char		*cmd;
+	int		 port;
+	int		 want;		/* 1: keep it running */
+	pid_t		 pid;
+	int		 out_fd;	/* pipe from the service */
+	int		 log_fd;
+	uint64_t	 log_size;
+	int		 restarts;
+	int		 fails;		/* quick failures in a row */
+	uint64_t	 next_start;	/* 0: not scheduled */
+	uint64_t	 started_ms;
+	int		 last_status;
+	struct service	*next;
+};
+
+struct watch {
+	int		 fd;		/* inotify */
+	double		 id;
+	struct client	*c;
+	char		**dirs;		/* by watch descriptor */
+	int		 ndirs;
+	struct watch	*next;
+};
+
+struct client {
+	int		 fd;
+	struct frame_decoder dec;
+	struct buf	 out;
+	size_t		 out_off;
+	int		 dead;
+	int		 eof;
+	/* forward mode: raw bytes to and from a TCP connection */
+	int		 tcp;
+	struct buf	 to_tcp;
+	int		 tcp_eof;	/* tcp side said EOF */
+	struct client	*next;
+};
+
+static int		 listen_fd = -1, state_fd = -1, sig_fd = -1;
+static const char	*sandbox_id_arg = "";
+static struct client	*clients;
+static struct proc	*procs;
+static struct service	*services;
+static struct watch	*watches;
+static int		 paused;
+static uint64_t		 paused_at;
+static int		 shutting_down;
+
+/* clients ------------------------------------------------------------- */
+
+static size_t
+client_queued(struct client *c)
+{
+	return c->out.len - c->out_off;
+}
+
+static void
+client_send(struct client *c, cJSON *obj)
+{
+	char	*data;
+	size_t	 len;
+
+	if (c == NULL || c->dead || c->tcp != -1) {
+		cJSON_Delete(obj);
+		return;
+	}
+	data = frame_encode(obj, &len);
+	cJSON_Delete(obj);
+	if (c->out_off != 0 && c->out_off == c->out.len) {
+		buf_reset(&c->out);
+		c->out_off = 0;
+	}
+	buf_add(&c->out, data, len);
+	free(data);
+}
+
+static cJSON *
+event_new(double id, const char *event)
+{
+	cJSON	*o = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(o, "id", id);
+	if (event != NULL)
+		cJSON_AddStringToObject(o, "event", event);
+	return o;
+}
+
+static void
+reply_error(struct client *c, double id, const char *fmt, ...)
+{
+	cJSON	*o = event_new(id, NULL);
+	va_list	 ap;
+	char	*msg;
+
+	va_start(ap, fmt);
+	xvasprintf(&msg, fmt, ap);
+	va_end(ap);
+	cJSON_AddStringToObject(o, "error", msg);
+	free(msg);
+	client_send(c, o);
+}
+
+static void
+reply_ok(struct client *c, double id)
+{
+	cJSON	*o = event_new(id, NULL);
+
+	cJSON_AddBoolToObject(o, "ok", 1);
+	client_send(c, o);
+}
+
+static void
+client_drop(struct client *c, const char *why)
+{
+	struct proc	*p;
+	struct watch	*w;
+	size_t		 i;
+
+	if (c->dead)
+		return;
+	if (why != NULL)
+		log_warnx("client %d dropped: %s", c->fd, why);
+	c->dead = 1;
+	/* Its commands run on: they only lose a subscriber. */
+	for (p = procs; p != NULL; p = p->next) {
+		for (i = 0; i < p->nsubs; i++) {
+			if (p->subs[i].c == c) {
+				p->subs[i] = p->subs[--p->nsubs];
+				i--;
+			}
+		}
+	}
+	for (w = watches; w != NULL; w = w->next) {
+		if (w->c == c)
+			w->c = NULL;
+	}
+}
+
+/* procs --------------------------------------------------------------- */
+
+static struct proc *
+proc_find(pid_t pid)
+{
+	struct proc	*p;
+
+	for (p = procs; p != NULL; p = p->next) {
+		if (p->pid == pid)
+			return p;
+	}
+	return NULL;
+}
+
+static void
+proc_free(struct proc *p)
+{
+	if (p->out.fd != -1)
+		close(p->out.fd);
+	if (p->err.fd != -1)
+		close(p->err.fd);
+	if (p->in_fd != -1)
+		close(p->in_fd);
+	buf_release(&p->out.ring);
+	buf_release(&p->err.ring);
+	buf_release(&p->in);
+	free(p->subs);
+	free(p);
+}
+
+static void
+proc_sub(struct proc *p, struct client *c, double id)
+{
+	p->subs = xreallocarray(p->subs, p->nsubs + 1, sizeof *p->subs);
+	p->subs[p->nsubs].c = c;
+	p->subs[p->nsubs].id = id;
+	p->nsubs++;
+}
+
+static void
+stream_emit(struct proc *p, struct stream *s, const char *data, size_t n)
+{
+	size_t	 i;
+	cJSON	*o;
+
+	for (i = 0; i < p->nsubs; i++) {
+		o = event_new(p->subs[i].id, s->name);
+		cJSON_AddNumberToObject(o, "pid", p->pid);
+		envd_data_set(o, data, n);
+		cJSON_AddNumberToObject(o, "offset", (double)s->end);
+		client_send(p->subs[i].c, o);
+	}
+	buf_add(&s->ring, data, n);
+	if (s->ring.len > 2 * RING_MAX)
+		buf_remove_front(&s->ring, s->ring.len - RING_MAX);
+	s->end += n;
+}
+
+/* Read once from a stream; 0 on EOF/error (fd closed), 1 otherwise. */
+static int
+stream_read(struct proc *p, struct stream *s)
+{
+	char	 data[READ_CHUNK];
+	ssize_t	 n;
+
+	n = read(s->fd, data, sizeof data);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return 1;
+	if (n <= 0) {
+		close(s->fd);
+		s->fd = -1;
+		return 0;
+	}
+	stream_emit(p, s, data, (size_t)n);
+	return 1;
+}
+
+static void
+proc_send_exit(struct proc *p, struct client *c, double id)
+{
+	cJSON	*o = event_new(id, "exit");
+
+	cJSON_AddNumberToObject(o, "pid", p->pid);
+	if (WIFEXITED(p->status)) {
+		cJSON_AddNumberToObject(o, "code", WEXITSTATUS(p->status));
+		cJSON_AddNullToObject(o, "signal");
+	} else {
+		cJSON_AddNullToObject(o, "code");
+		cJSON_AddNumberToObject(o, "signal", WTERMSIG(p->status));
+	}
+	cJSON_AddBoolToObject(o, "timed_out", p->timed_out);
+	cJSON_AddNumberToObject(o, "duration_ms", (double)p->duration_ms);
+	client_send(c, o);
+}
+
+/* Keep only the last DONE_KEEP finished commands. */
+static void
+procs_trim(void)
+{
+	struct proc	*p, **pp;
+	int		 done = 0;
+
+	for (pp = &procs; (p = *pp) != NULL; ) {
+		if (p->exited && ++done > DONE_KEEP) {
+			*pp = p->next;
+			proc_free(p);
+			continue;
+		}
+		pp = &p->next;
+	}
+}
+
+static void
+proc_exited(struct proc *p, int status)
+{
+	size_t	 i;
+	int	 k;
+
+	p->exited = 1;
+	p->status = status;
+	p->duration_ms = mono_ms() - p->start_ms;
+	/* All it wrote is in the pipes now: take it, then close them. */
+	for (k = 0; k < 1024 && p->out.fd != -1; k++)
+		if (!stream_read(p, &p->out))
+			break;
+	for (k = 0; k < 1024 && p->err.fd != -1; k++)
+		if (!stream_read(p, &p->err))
+			break;
+	if (p->out.fd != -1) {
+		close(p->out.fd);
+		p->out.fd = -1;
+	}
+	if (p->err.fd != -1) {
+		close(p->err.fd);
+		p->err.fd = -1;
+	}
+	if (p->in_fd != -1) {
+		close(p->in_fd);
+		p->in_fd = -1;
+	}
+	for (i = 0; i < p->nsubs; i++)
+		proc_send_exit(p, p->subs[i].c, p->subs[i].id);
+	p->nsubs = 0;
+	procs_trim();
+}
+
+/*
+ * Every process of a command: its session and process group (setsid made
+ * both its pid) and anything descending from it. A daemon that made its own
+ * session and was re-parented to us escapes this; stop the sandbox for
+ * those. O(processes in the sandbox) per call.
+ */
+static int
+kill_tree(pid_t root, int sig)
+{
+	DIR		*d;
+	struct dirent	*de;
+	pid_t		*pids = NULL, *ppids = NULL, *sids = NULL, *pgs = NULL;
+	size_t		 n = 0, i, j;
+	int		 hit = 0, depth;
+	char		 path[300], data[512], *p;
+	int		 fd;
+	ssize_t		 r;
+	pid_t		 pp;
+
+	if ((d = opendir("/proc")) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
+		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+			continue;
+		r = read(fd, data, sizeof data - 1);
+		close(fd);
+		if (r <= 0)
+			continue;
+		data[r] = '\0';
+		if ((p = strrchr(data, ')')) == NULL)
+			continue;
+		pids = xreallocarray(pids, n + 1, sizeof *pids);
+		ppids = xreallocarray(ppids, n + 1, sizeof *ppids);
+		sids = xreallocarray(sids, n + 1, sizeof *sids);
+		pgs = xreallocarray(pgs, n + 1, sizeof *pgs);
+		pids[n] = (pid_t)atol(de->d_name);
+		ppids[n] = pgs[n] = sids[n] = 0;
+		{
+			char st;
+			long a, b, c;
+			if (sscanf(p + 2, "%c %ld %ld %ld", &st, &a, &b,
+			    &c) == 4) {
+				ppids[n] = (pid_t)a;
+				pgs[n] = (pid_t)b;
+				sids[n] = (pid_t)c;
+			}
+		}
+		n++;
+	}
+	closedir(d);
+	for (i = 0; i < n; i++) {
+		if (pids[i] == 1 || pids[i] == getpid())
+			continue;
+		int mine = pids[i] == root || sids[i] == root || pgs[i] == root;
+		for (pp = ppids[i], depth = 0; !mine && pp > 1 && depth < 64;
+		    depth++) {
+			if (pp == root) {
+				mine = 1;
+				break;
+			}
+			for (j = 0; j < n && pids[j] != pp; j++)
+				;
+			pp = j < n ? ppids[j] : 0;
+		}
+		if (mine && kill(pids[i], sig) == 0)
+			hit++;
+	}
+	free(pids);
+	free(ppids);
+	free(sids);
+	free(pgs);
+	return hit;
+}
+
+static void
+kill_tree_hard(pid_t root)
+{
+	int	 i;
+
+	/* A few rounds: a fork may race the first. */
+	for (i = 0; i < 4; i++) {
+		if (kill_tree(root, SIGKILL) == 0)
+			break;
+	}
+}
+
+static void
+child_setup_common(void)
+{
+	sigset_t	 set;
+	int		 i;
+
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+	for (i = 1; i < NSIG; i++)
+		signal(i, SIG_DFL);
+	prctl(PR_SET_PDEATHSIG, 0);
+}
+
+static char **
+argv_from(const cJSON *req, char **cause)
+{
+	const cJSON	*a = cJSON_GetObjectItemCaseSensitive(req, "argv"), *e;
+	const char	*cmd = json_str(req, "cmd");
+	char		**argv;
+	int		  n = 0;
+
+	if (cJSON_IsArray(a) && cJSON_GetArraySize(a) > 0) {
+		argv = xcalloc((size_t)cJSON_GetArraySize(a) + 1, sizeof *argv);
+		cJSON_ArrayForEach(e, a) {
+			if (!cJSON_IsString(e)) {
+				while (n > 0)
+					free(argv[--n]);
+				free(argv);
+				*cause = xstrdup("argv: not all strings");
+				return NULL;
+			}
+			argv[n++] = xstrdup(e->valuestring);
+		}
+		return argv;
+	}
+	if (cmd == NULL) {
+		*cause = xstrdup("exec: needs argv or cmd");
+		return NULL;
+	}
+	argv = xcalloc(4, sizeof *argv);
+	argv[0] = xstrdup("/bin/sh");
+	argv[1] = xstrdup("-c");
+	argv[2] = xstrdup(cmd);
+	return argv;
+}
+
+static void
+argv_free(char **argv)
+{
+	size_t	 i;
+
+	for (i = 0; argv[i] != NULL; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+static struct proc *
+proc_spawn(const cJSON *req, char **cause)
+{
+	char		**argv, *cwd;
+	const char	 *s;
+	const cJSON	 *env, *e, *pty = cJSON_GetObjectItemCaseSensitive(req,
+	    "pty"), *in = cJSON_GetObjectItemCaseSensitive(req, "stdin");
+	struct proc	 *p;
+	int		  o[2] = { -1, -1 }, er[2] = { -1, -1 }, i[2] = { -1, -1 };
+	int		  master = -1, slave = -1;
+	struct stat	  st;
+	struct winsize	  ws;
+	pid_t		  pid;
+	double		  t;
+
+	if ((argv = argv_from(req, cause)) == NULL)
+		return NULL;
+	s = json_str(req, "cwd");
+	if (s == NULL || *s == '\0')
+		cwd = xstrdup("/workspace");
+	else if (*s != '/')
+		cwd = xprintf("/workspace/%s", s);
+	else
+		cwd = xstrdup(s);
+	if (stat(cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		*cause = xprintf("cwd '%s': %s", cwd, errno != 0 &&
+		    !S_ISDIR(st.st_mode) ? "not a directory" : strerror(errno));
+		free(cwd);
+		argv_free(argv);
+		return NULL;
+	}
+	if (cJSON_IsObject(pty)) {
+		if ((master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC)) == -1 ||
+		    grantpt(master) != 0 || unlockpt(master) != 0 ||
+		    (slave = open(ptsname(master), O_RDWR | O_NOCTTY |
+		    O_CLOEXEC)) == -1) {
+			*cause = xprintf("pty: %s", strerror(errno));
+			if (master != -1)
+				close(master);
+			free(cwd);
+			argv_free(argv);
+			return NULL;
+		}
+		memset(&ws, 0, sizeof ws);
+		ws.ws_col = (unsigned short)json_num(pty, "cols", 80);
+		ws.ws_row = (unsigned short)json_num(pty, "rows", 24);
+		ioctl(master, TIOCSWINSZ, &ws);
+	} else {
+		if (pipe2(o, O_CLOEXEC) != 0 || pipe2(er, O_CLOEXEC) != 0 ||
+		    pipe2(i, O_CLOEXEC) != 0)
+			fatal("pipe2");
+	}
+
+	if ((pid = fork()) == -1) {
+		*cause = xprintf("fork: %s", strerror(errno));
+		free(cwd);
+		argv_free(argv);
+		return NULL;
+	}
+	if (pid == 0) {
+		child_setup_common();
+		setsid();
+		if (master != -1) {
+			ioctl(slave, TIOCSCTTY, 0);
+			dup2(slave, 0);
+			dup2(slave, 1);
+			dup2(slave, 2);
+		} else {
+			dup2(i[0], 0);
+			dup2(o[1], 1);
+			dup2(er[1], 2);
+		}
+		close_range(3, ~0U, 0);
+		env = cJSON_GetObjectItemCaseSensitive(req, "env");
+		cJSON_ArrayForEach(e, env) {
+			if (cJSON_IsString(e) && e->string != NULL)
+				setenv(e->string, e->valuestring, 1);
+		}
+		if (chdir(cwd) != 0) {
+			dprintf(2, "holt-envd: %s: %s\n", cwd, strerror(errno));
+			_exit(126);
+		}
+		execvp(argv[0], argv);
+		dprintf(2, "holt-envd: %s: %s\n", argv[0], strerror(errno));
+		_exit(errno == ENOENT ? 127 : 126);
+	}
+	free(cwd);
+	argv_free(argv);
+
+	p = xcalloc(1, sizeof *p);
+	p->pid = pid;
+	p->start_ms = mono_ms();
+	buf_init(&p->out.ring);
+	buf_init(&p->err.ring);
+	buf_init(&p->in);
+	p->err.fd = -1;
+	p->err.name = "stderr";
+	if (master != -1) {
+		close(slave);
+		p->pty = 1;
+		p->out.fd = master;
+		p->out.name = "pty";
+		p->in_fd = dup(master);
+		file_set_cloexec(p->in_fd);
+	} else {
+		close(o[1]);
+		close(er[1]);
+		close(i[0]);
+		p->out.fd = o[0];
+		p->out.name = "stdout";
+		p->err.fd = er[0];
+		p->in_fd = i[1];
+	}
+	file_set_nonblock(p->out.fd);
+	if (p->err.fd != -1)
+		file_set_nonblock(p->err.fd);
+	file_set_nonblock(p->in_fd);
+	if (cJSON_IsString(in))
+		buf_adds(&p->in, in->valuestring);
+	/* stdin: true keeps it open for "stdin" requests; else EOF. */
+	if (!p->pty && !cJSON_IsTrue(in))
+		p->in_eof = 1;
+	if (!p->pty && p->in_eof && p->in.len == 0) {
+		close(p->in_fd);
+		p->in_fd = -1;
+	}
+	t = json_num(req, "timeout_ms", 0);
+	if (t > 0)
+		p->deadline = p->start_ms + (uint64_t)t;
+	p->next = procs;
+	procs = p;
+	return p;
+}
+
+static void
+op_exec(struct client *c, double id, const cJSON *req)
+{
+	struct proc	*p;
+	char		*cause = NULL;
+	cJSON		*o;
+
+	if ((p = proc_spawn(req, &cause)) == NULL) {
+		reply_error(c, id, "%s", cause);
+		free(cause);
+		return;
+	}
+	proc_sub(p, c, id);
+	o = event_new(id, "started");
+	cJSON_AddNumberToObject(o, "pid", p->pid);
+	client_send(c, o);
+}
+
+static struct proc *
+req_proc(struct client *c, double id, const cJSON *req)
+{
+	struct proc	*p;
+	double		 pid = json_num(req, "pid", -1);
+
+	if (pid <= 0 || (p = proc_find((pid_t)pid)) == NULL) {
+		reply_error(c, id, "pid %.0f: no such command", pid);
+		return NULL;
+	}
+	return p;
+}
+
+static void
+op_stdin(struct client *c, double id, const cJSON *req)
+{
+	struct proc	*p;
+
+	if ((p = req_proc(c, id, req)) == NULL)
+		return;
+	if (p->exited || p->in_fd == -1) {
+		reply_error(c, id, "pid %ld: stdin is closed", (long)p->pid);
+		return;
+	}
+	if (p->in.len > STDIN_MAX) {
+		reply_error(c, id, "pid %ld: stdin buffer is full",
+		    (long)p->pid);
+		return;
+	}
+	envd_data_get(req, &p->in);
+	if (json_bool(req, "eof", 0))
+		p->in_eof = 1;
+	reply_ok(c, id);
+}
+
+static int
+signal_number(const cJSON *req)
+{
+	const cJSON	*s = cJSON_GetObjectItemCaseSensitive(req, "signal");
+	static const struct { const char *n; int s; } names[] = {
+		{ "INT", SIGINT }, { "TERM", SIGTERM }, { "KILL", SIGKILL },
+		{ "HUP", SIGHUP }, { "QUIT", SIGQUIT }, { "USR1", SIGUSR1 },
+		{ "USR2", SIGUSR2 }, { "STOP", SIGSTOP }, { "CONT", SIGCONT },
+		{ "WINCH", SIGWINCH },
+	};
+	const char	*n;
+	size_t		 i;
+
+	if (cJSON_IsNumber(s))
+		return s->valueint > 0 && s->valueint < NSIG ? s->valueint : -1;
+	if (!cJSON_IsString(s))
+		return SIGTERM;
+	n = s->valuestring;
+	if (strncmp(n, "SIG", 3) == 0)
+		n += 3;
+	for (i = 0; i < nitems(names); i++) {
+		if (strcmp(names[i].n, n) == 0)
+			return names[i].s;
+	}
+	return -1;
+}
+
+static void
+op_signal(struct client *c, double id, const cJSON *req)
+{
+	struct proc	*p;
+	int		 sig;
+
+	if ((p = req_proc(c, id, req)) == NULL)
+		return;
+	if ((sig = signal_number(req)) == -1) {
+		reply_error(c, id, "unknown signal");
+		return;
+	}
+	if (!p->exited) {
+		if (json_bool(req, "tree", sig == SIGKILL))
+			kill_tree(p->pid, sig);
+		else if (kill(-p->pid, sig) != 0)
+			kill(p->pid, sig);
+	}
+	reply_ok(c, id);
+}
+
+static void
+op_resize(struct client *c, double id, const cJSON *req)
+{
+	struct proc	*p;
+	struct winsize	 ws;
+
+	if ((p = req_proc(c, id, req)) == NULL)
+		return;
+	if (!p->pty || p->out.fd == -1) {
+		reply_error(c, id, "pid %ld: no terminal", (long)p->pid);
+		return;
+	}
+	memset(&ws, 0, sizeof ws);
+	ws.ws_col = (unsigned short)json_num(req, "cols", 80);
+	ws.ws_row = (unsigned short)json_num(req, "rows", 24);
+	ioctl(p->out.fd, TIOCSWINSZ, &ws);
+	reply_ok(c, id);
+}
+
+static void
+replay(struct proc *p, struct stream *s, struct client *c, double id,
+    double from)
+{
+	uint64_t	 start = s->end - s->ring.len, off;
+	cJSON		*o;
+	size_t		 chunk;
+
+	off = from < (double)start ? start : (uint64_t)from;
+	while (off < s->end) {
+		chunk = s->end - off > READ_CHUNK ? READ_CHUNK : s->end - off;
+		o = event_new(id, s->name);
+		cJSON_AddNumberToObject(o, "pid", p->pid);
+		envd_data_set(o, s->ring.data + (off - start), chunk);
+		cJSON_AddNumberToObject(o, "offset", (double)off);
+		client_send(c, o);
+		off += chunk;
+	}
+}
+
+static void
+op_attach(struct client *c, double id, const cJSON *req)
+{
+	struct proc	*p;
+	double		 off = json_num(req, "offset", 0);
+	cJSON		*o;
+
+	if ((p = req_proc(c, id, req)) == NULL)
+		return;
+	o = event_new(id, "attached");
+	cJSON_AddNumberToObject(o, "pid", p->pid);
+	cJSON_AddBoolToObject(o, "running", !p->exited);
+	client_send(c, o);
+	replay(p, &p->out, c, id, json_num(req, p->pty ? "pty_offset" :
+	    "stdout_offset", off));
+	replay(p, &p->err, c, id, json_num(req, "stderr_offset", off));
+	if (p->exited)
+		proc_send_exit(p, c, id);
+	else
+		proc_sub(p, c, id);
+}
+
+static void
+op_ps(struct client *c, double id)
+{
+	struct proc	*p;
+	cJSON		*o = event_new(id, NULL), *a, *e;
+
+	cJSON_AddBoolToObject(o, "ok", 1);
+	a = cJSON_AddArrayToObject(o, "commands");
+	for (p = procs; p != NULL; p = p->next) {
+		e = cJSON_CreateObject();
+		cJSON_AddNumberToObject(e, "pid", p->pid);
+		cJSON_AddBoolToObject(e, "running", !p->exited);
+		cJSON_AddBoolToObject(e, "pty", p->pty);
+		cJSON_AddNumberToObject(e, "clients", (double)p->nsubs);
+		cJSON_AddItemToArray(a, e);
+	}
+	client_send(c, o);
+}
+
+/* services ------------------------------------------------------------ */
+
+static struct service *
+svc_find(const char *name)
+{
+	struct service	*s;
+
+	for (s = services; s != NULL; s = s->next) {
+		if (strcmp(s->name, name) == 0)
+			return s;
+	}
+	return NULL;
+}
+
+static void
+svc_save(void)
+{
+	cJSON		*root = cJSON_CreateObject(), *a, *e;
+	struct service	*s;
+	char		*json;
+	int		 fd;
+
+	a = cJSON_AddArrayToObject(root, "services");
+	for (s = services; s != NULL; s = s->next) {
+		e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "name", s->name);
+		cJSON_AddStringToObject(e, "cmd", s->cmd);
+		if (s->port > 0)
+			cJSON_AddNumberToObject(e, "port", s->port);
+		cJSON_AddBoolToObject(e, "running", s->want);
+		cJSON_AddItemToArray(a, e);
+	}
+	json = json_print(root);
+	cJSON_Delete(root);
+	fd = openat(state_fd, "services.json.tmp", O_WRONLY | O_CREAT |
+	    O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd == -1 || file_write_all(fd, json, strlen(json)) != 0 ||
+	    fsync(fd) != 0 || renameat(state_fd, "services.json.tmp",
+	    state_fd, "services.json") != 0)
+		log_warn("services.json");
+	if (fd != -1)
+		close(fd);
+	free(json);
+}
+
+static void
+svc_log_open(struct service *s)
+{
+	char		*name = xprintf("logs/%s.log", s->name);
+	struct stat	 st;
+
+	if (s->log_fd != -1)
+		close(s->log_fd);
+	mkdirat(state_fd, "logs", 0700);
+	s->log_fd = openat(state_fd, name, O_WRONLY | O_CREAT | O_APPEND |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	s->log_size = 0;
+	if (s->log_fd != -1 && fstat(s->log_fd, &st) == 0)
+		s->log_size = (uint64_t)st.st_size;
+	free(name);
+}
+
+static void
+svc_log(struct service *s, const char *data, size_t n)
+{
+	char	*a, *b;
+
+	if (s->log_fd == -1 || s->log_size + n > SVC_LOG_MAX) {
+		/* Rotate: one old file, so a log never holds more than 2x. */
+		a = xprintf("logs/%s.log", s->name);
+		b = xprintf("logs/%s.log.1", s->name);
+		if (s->log_fd != -1)
+			renameat(state_fd, a, state_fd, b);
+		free(a);
+		free(b);
+		svc_log_open(s);
+	}
+	if (s->log_fd != -1 && file_write_all(s->log_fd, data, n) == 0)
+		s->log_size += n;
+}
+
+static void
+svc_note(struct service *s, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg, *line, *now;
+
+	va_start(ap, fmt);
+	xvasprintf(&msg, fmt, ap);
+	va_end(ap);
+	now = json_time_now();
+	line = xprintf("[holt-envd %s] %s\n", now, msg);
+	svc_log(s, line, strlen(line));
+	free(now);
+	free(line);
+	free(msg);
+}
+
+static void
+svc_start(struct service *s)
+{
+	int	 o[2], nullfd;
+	pid_t	 pid;
+
+	s->next_start = 0;
+	if (pipe2(o, O_CLOEXEC) != 0)
+		fatal("pipe2");
+	if ((pid = fork()) == -1) {
+		close(o[0]);
+		close(o[1]);
+		s->next_start = mono_ms() + 1000;
+		return;
+	}
+	if (pid == 0) {
+		child_setup_common();
+		setsid();
+		if ((nullfd = open("/dev/null", O_RDONLY)) != -1)
+			dup2(nullfd, 0);
+		dup2(o[1], 1);
+		dup2(o[1], 2);
+		close_range(3, ~0U, 0);
+		if (chdir("/workspace") != 0)
+			_exit(126);
+		execl("/bin/sh", "sh", "-c", s->cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(o[1]);
+	if (s->out_fd != -1)
+		close(s->out_fd);
+	s->out_fd = o[0];
+	file_set_nonblock(s->out_fd);
+	s->pid = pid;
+	s->started_ms = mono_ms();
+	svc_note(s, "started pid %ld: %s", (long)pid, s->cmd);
+}
+
+static void
+svc_kill(struct service *s)
+{
+	if (s->pid > 0)
+		kill_tree_hard(s->pid);
+}
+
+static void
+svc_exited(struct service *s, int status)
+{
+	uint64_t	 ran = mono_ms() - s->started_ms, delay;
+
+	s->pid = 0;
+	s->last_status = status;
+	if (WIFEXITED(status))
+		svc_note(s, "exited with code %d", WEXITSTATUS(status));
+	else
+		svc_note(s, "killed by signal %d", WTERMSIG(status));
+	if (!s->want || shutting_down)
+		return;
+	/* Backoff: 0.5 s doubling to 30 s while it keeps dying quickly. */
+	if (ran >= SVC_STABLE_MS)
+		s->fails = 0;
+	delay = 500ULL << (s->fails < 6 ? s->fails : 6);
+	if (delay > SVC_BACKOFF_MAX)
+		delay = SVC_BACKOFF_MAX;
+	s->fails++;
+	s->restarts++;
+	s->next_start = mono_ms() + delay;
+	svc_note(s, "restarting in %llu ms", (unsigned long long)delay);
+}
+
+static struct service *
+svc_new(const char *name, const char *cmd, int port)
+{
+	struct service	*s = xcalloc(1, sizeof *s);
+
+	s->name = xstrdup(name);
+	s->cmd = xstrdup(cmd);
+	s->port = port;
+	s->out_fd = s->log_fd = -1;
+	s->next = services;
+	services = s;
+	return s;
+}
+
+static int
+svc_name_ok(const char *n)
+{
+	size_t	 i;
+
+	if (n == NULL || *n == '\0' || strlen(n) > 64 || *n == '.')
+		return 0;
+	for (i = 0; n[i] != '\0'; i++) {
+		if (!((n[i] >= 'a' && n[i] <= 'z') || (n[i] >= 'A' &&
+		    n[i] <= 'Z') || (n[i] >= '0' && n[i] <= '9') ||
+		    n[i] == '-' || n[i] == '_' || n[i] == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+static char *
+svc_tail(struct service *s, int lines)
+{
+	struct buf	 b = BUF_INIT;
+	const char	*files[2] = { "logs/%s.log.1", "logs/%s.log" };
+	char		*name, tmp[65536], *p, *out;
+	int		 fd, i, seen = 0;
+	ssize_t		 n;
+
+	for (i = 0; i < 2; i++) {
+		name = xprintf(files[i], s->name);
+		fd = openat(state_fd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		free(name);
+		if (fd == -1)
+			continue;
+		while ((n = read(fd, tmp, sizeof tmp)) > 0)
+			buf_add(&b, tmp, (size_t)n);
+		close(fd);
+	}
+	if (b.len == 0)
+		return buf_detach(&b, NULL);
+	p = b.data + b.len;
+	if (p > b.data && p[-1] == '\n')
+		p--;
+	while (p > b.data) {
+		if (p[-1] == '\n' && ++seen == lines)
+			break;
+		p--;
+	}
+	out = xstrdup(p);
+	buf_release(&b);
+	return out;
+}
+
+static void
+op_service(struct client *c, double id, const cJSON *req)
+{
+	const char	*action = json_str(req, "action");
+	const char	*name = json_str(req, "name");
+	struct service	*s, **sp;
+	char		*cmd, *tail;
+	cJSON		*o, *a, *e;
+	const cJSON	*argv;
+	struct buf	 b = BUF_INIT;
+
+	if (action == NULL)
+		action = "";
+	if (strcmp(action, "ls") == 0) {
+		o = event_new(id, NULL);
+		cJSON_AddBoolToObject(o, "ok", 1);
+		a = cJSON_AddArrayToObject(o, "services");
+		for (s = services; s != NULL; s = s->next) {
+			e = cJSON_CreateObject();
+			cJSON_AddStringToObject(e, "name", s->name);
+			cJSON_AddStringToObject(e, "cmd", s->cmd);
+			cJSON_AddNumberToObject(e, "port", s->port);
+			cJSON_AddStringToObject(e, "state", s->pid > 0 ?
+			    "running" : s->want ? "backoff" : "stopped");
+			cJSON_AddNumberToObject(e, "pid", s->pid);
+			cJSON_AddNumberToObject(e, "restarts", s->restarts);
+			cJSON_AddItemToArray(a, e);
+		}
+		client_send(c, o);
+		return;
+	}
+	if (!svc_name_ok(name)) {
+		reply_error(c, id, "service name '%s': use letters, digits, "
+		    "'-', '_' and '.'", name != NULL ? name : "");
+		return;
+	}
+	s = svc_find(name);
+	if (strcmp(action, "create") == 0) {
+		argv = cJSON_GetObjectItemCaseSensitive(req, "argv");
+		if (json_str(req, "cmd") != NULL)
+			cmd = xstrdup(json_str(req, "cmd"));
+		else if (cJSON_IsArray(argv) && cJSON_GetArraySize(argv) > 0) {
+			/* Quote each word for sh -c. */
+			cJSON_ArrayForEach(e, argv) {
+				const char *q;
+				if (!cJSON_IsString(e))
+					continue;
+				if (b.len != 0)
+					buf_addc(&b, ' ');
+				buf_addc(&b, '\'');
+				for (q = e->valuestring; *q != '\0'; q++) {
+					if (*q == '\'')
+						buf_adds(&b, "'\\''");
+					else
+						buf_addc(&b, *q);
+				}
+				buf_addc(&b, '\'');
+			}
+			cmd = buf_detach(&b, NULL);
+		} else {
+			reply_error(c, id, "service '%s': needs cmd or argv",
+			    name);
+			return;
+		}
+		if (s != NULL) {
+			svc_kill(s);
+			s->want = 0;
+			free(s->cmd);
+			s->cmd = cmd;
+			s->port = (int)json_num(req, "port", 0);
+		} else {
+			s = svc_new(name, cmd, (int)json_num(req, "port", 0));
+			free(cmd);
+		}
+		s->want = 1;
+		s->fails = 0;
+		if (s->pid <= 0)
+			svc_start(s);
+		else
+			s->next_start = mono_ms();	/* after it is reaped */
+		svc_save();
+		o = event_new(id, NULL);
+		cJSON_AddBoolToObject(o, "ok", 1);
+		cJSON_AddNumberToObject(o, "pid", s->pid);
+		client_send(c, o);
+		return;
+	}
+	if (s == NULL) {
+		reply_error(c, id, "service '%s': no such service", name);
+		return;
+	}
+	if (strcmp(action, "logs") == 0) {
+		tail = svc_tail(s, (int)json_num(req, "lines", 100));
+		o = event_new(id, NULL);
+		cJSON_AddBoolToObject(o, "ok", 1);
+		envd_data_set(o, tail, strlen(tail));
+		free(tail);
+		client_send(c, o);
+		return;
+	}
+	if (strcmp(action, "restart") == 0) {
+		s->want = 1;
+		s->fails = 0;
+		if (s->pid > 0) {
+			svc_kill(s);
+			s->next_start = mono_ms();
+		} else
+			svc_start(s);
+		svc_save();
+		reply_ok(c, id);
+		return;
+	}
+	if (strcmp(action, "stop") == 0 || strcmp(action, "remove") == 0) {
+		s->want = 0;
+		s->next_start = 0;
+		svc_kill(s);
+		if (strcmp(action, "remove") == 0) {
+			for (sp = &services; *sp != s; sp = &(*sp)->next)
+				;
+			if (s->pid > 0) {
+				/* Reaped later; keep it unlisted meanwhile. */
+				s->want = -1;
+			} else {
+				*sp = s->next;
+				if (s->out_fd != -1)
+					close(s->out_fd);
+				if (s->log_fd != -1)
+					close(s->log_fd);
+				free(s->name);
+				free(s->cmd);
+				free(s);
+			}
+		}
+		svc_save();
+		reply_ok(c, id);
+		return;
+	}
+	reply_error(c, id, "service: unknown action '%s'", action);
+}
+
+static void
+svc_load(void)
+{
+	int		 fd;
+	struct buf	 b = BUF_INIT;
+	char		 tmp[4096];
+	ssize_t		 n;
+	cJSON		*root, *e;
+	struct service	*s;
+
+	fd = openat(state_fd, "services.json", O_RDONLY | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd == -1)
+		return;
+	while ((n = read(fd, tmp, sizeof tmp)) > 0)
+		buf_add(&b, tmp, (size_t)n);
+	close(fd);
+	root = cJSON_ParseWithLength(b.data != NULL ? b.data : "", b.len);
+	buf_release(&b);
+	if (root == NULL) {
+		log_warnx("services.json: corrupt file, no services started");
+		return;
+	}
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(root,
+	    "services")) {
+		if (!svc_name_ok(json_str(e, "name")) ||
+		    json_str(e, "cmd") == NULL)
+			continue;
+		s = svc_new(json_str(e, "name"), json_str(e, "cmd"),
+		    (int)json_num(e, "port", 0));
+		s->want = json_bool(e, "running", 1);
+		if (s->want)
+			svc_start(s);
+	}
+	cJSON_Delete(root);
+}
+
+/* watch --------------------------------------------------------------- */
+
+static void
+watch_add_tree(struct watch *w, const char *dir, int depth)
+{
+	int		 wd;
+	DIR		*d;
+	struct dirent	*de;
+	char		*sub;
+
+	wd = inotify_add_watch(w->fd, dir, IN_CREATE | IN_DELETE | IN_MODIFY |
+	    IN_MOVED_FROM | IN_MOVED_TO | IN_CLOSE_WRITE | IN_ATTRIB |
+	    IN_DONT_FOLLOW | IN_ONLYDIR | IN_EXCL_UNLINK);
+	if (wd < 0)
+		return;
+	if (wd >= w->ndirs) {
+		w->dirs = xreallocarray(w->dirs, (size_t)wd + 1,
+		    sizeof *w->dirs);
+		memset(w->dirs + w->ndirs, 0, ((size_t)wd + 1 -
+		    (size_t)w->ndirs) * sizeof *w->dirs);
+		w->ndirs = wd + 1;
+	}
+	free(w->dirs[wd]);
+	w->dirs[wd] = xstrdup(dir);
+	if (depth <= 0 || (d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		sub = xprintf("%s/%s", dir, de->d_name);
+		watch_add_tree(w, sub, depth - 1);
+		free(sub);
+	}
+	closedir(d);
+}
+
+static void
+op_watch(struct client *c, double id, const cJSON *req)
+{
+	struct watch	*w;
+	char		*abs, *cause;
+	int		 fd;
+
+	if ((fd = envd_file_open_dir(json_str(req, "path") != NULL ?
+	    json_str(req, "path") : "/workspace", &abs, &cause)) == -1) {
+		reply_error(c, id, "%s", cause);
+		free(cause);
+		return;
+	}
+	close(fd);
+	w = xcalloc(1, sizeof *w);
+	if ((w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1) {
+		reply_error(c, id, "inotify: %s", strerror(errno));
+		free(w);
+		free(abs);
+		return;
+	}
+	w->id = id;
+	w->c = c;
+	watch_add_tree(w, abs, json_bool(req, "recursive", 1) ? 32 : 0);
+	free(abs);
+	w->next = watches;
+	watches = w;
+	reply_ok(c, id);
+}
+
+static void
+watch_read(struct watch *w)
+{
+	char				 data[8192], *p, *path;
+	ssize_t				 n;
+	const struct inotify_event	*ev;
+	const char			*kind;
+	cJSON				*o;
+
+	n = read(w->fd, data, sizeof data);
+	if (n <= 0)
+		return;
+	for (p = data; p < data + n; p += sizeof *ev + ev->len) {
+		ev = (const struct inotify_event *)(void *)p;
+		if (ev->wd < 0 || ev->wd >= w->ndirs || w->dirs[ev->wd] == NULL)
+			continue;
+		if (ev->mask & IN_CREATE)
+			kind = "create";
+		else if (ev->mask & IN_DELETE)
+			kind = "delete";
+		else if (ev->mask & IN_MOVED_FROM)
+			kind = "move_from";
+		else if (ev->mask & IN_MOVED_TO)
+			kind = "move_to";
+		else if (ev->mask & (IN_MODIFY | IN_CLOSE_WRITE))
+			kind = "modify";
+		else if (ev->mask & IN_ATTRIB)
+			kind = "attrib";
+		else
+			continue;
+		path = ev->len > 0 ? xprintf("%s/%s", w->dirs[ev->wd],
+		    ev->name) : xstrdup(w->dirs[ev->wd]);
+		if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) &&
+		    (ev->mask & IN_ISDIR))
+			watch_add_tree(w, path, 32);
+		if (w->c != NULL) {
+			o = event_new(w->id, "change");
+			cJSON_AddStringToObject(o, "path", path);
+			cJSON_AddStringToObject(o, "kind", kind);
+			cJSON_AddBoolToObject(o, "dir",
+			    (ev->mask & IN_ISDIR) != 0);
+			client_send(w->c, o);
+		}
+		free(path);
+	}
+}
+
+static void
+watch_free(struct watch *w)
+{
+	int	 i;
+
+	close(w->fd);
+	for (i = 0; i < w->ndirs; i++)
+		free(w->dirs[i]);
+	free(w->dirs);
+	free(w);
+}
+
+static void
+op_unwatch(struct client *c, double id, const cJSON *req)
+{
+	struct watch	*w;
+	double		 wid = json_num(req, "watch", -1);
+
+	for (w = watches; w != NULL; w = w->next) {
+		if (w->c == c && w->id == wid) {
+			w->c = NULL;
+			reply_ok(c, id);
+			return;
+		}
+	}
+	reply_error(c, id, "watch %.0f: no such watch", wid);
+}
+
+/* forward ------------------------------------------------------------- */
+
+/*
+ * After its reply, the connection carries raw bytes to and from
+ * 127.0.0.1:port inside the sandbox, until either side closes.
+ */
+static void
+op_forward(struct client *c, double id, const cJSON *req)
+{
+	int			 port = (int)json_num(req, "port", 0), s;
+	struct sockaddr_in	 sin;
+	size_t			 rest;
+
+	if (port <= 0 || port > 65535) {
+		reply_error(c, id, "forward: bad port");
+		return;
+	}
+	if ((s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		reply_error(c, id, "socket: %s", strerror(errno));
+		return;
+	}
+	memset(&sin, 0, sizeof sin);
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons((uint16_t)port);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	/* Loopback connects complete (or fail) at once. */
+	if (connect(s, (struct sockaddr *)&sin, sizeof sin) != 0) {
+		reply_error(c, id, "port %d: %s", port, strerror(errno));
+		close(s);
+		return;
+	}
+	file_set_nonblock(s);
+	reply_ok(c, id);
+	c->tcp = s;
+	buf_init(&c->to_tcp);
+	/* Bytes after the request frame are already the stream's. */
+	rest = c->dec.in.len - c->dec.off;
+	if (rest > 0)
+		buf_add(&c->to_tcp, c->dec.in.data + c->dec.off, rest);
+	frame_decoder_release(&c->dec);
+	frame_decoder_init(&c->dec, 0);
+}
+
+/* requests ------------------------------------------------------------ */
+
+static void
+all_stop(int sig)
+{
+	kill(-1, sig);
+}
+
+static void
+op_pause(struct client *c, double id, const cJSON *req)
+{
+	const char	*mode = json_str(req, "mode");
+
+	if (!paused) {
+		paused = 1;
+		paused_at = mono_ms();
+		if (mode == NULL || strcmp(mode, "signal") == 0) {
+			paused = 2;
+			all_stop(SIGSTOP);
+		}
+	}
+	reply_ok(c, id);
+}
+
+static void
+op_resume(struct client *c, double id)
+{
+	uint64_t	 gap;
+	struct proc	*p;
+	struct service	*s;
+
+	if (paused) {
+		if (paused == 2)
+			all_stop(SIGCONT);
+		/* Time spent paused does not count against timeouts. */
+		gap = mono_ms() - paused_at;
+		for (p = procs; p != NULL; p = p->next) {
+			if (p->deadline != 0)
+				p->deadline += gap;
+			p->start_ms += gap;
+		}
+		for (s = services; s != NULL; s = s->next) {
+			if (s->next_start != 0)
+				s->next_start += gap;
+		}
+		paused = 0;
+	}
+	reply_ok(c, id);
+}
+
+static void
+handle(struct client *c, cJSON *req)
+{
+	const char	*op = json_str(req, "op");
+	double		 id = json_num(req, "id", 0);
+	cJSON		*r;
+
+	if (op == NULL) {
+		reply_error(c, id, "request without op");
+		return;
+	}
+	if (strcmp(op, "hello") == 0) {
+		r = event_new(id, NULL);
+		cJSON_AddBoolToObject(r, "ok", 1);
+		cJSON_AddNumberToObject(r, "version", ENVD_VERSION);
+		cJSON_AddStringToObject(r, "envd", "holt-envd " PACKAGE_VERSION);
+		cJSON_AddStringToObject(r, "sandbox", sandbox_id_arg);
+		client_send(c, r);
+	} else if (strcmp(op, "exec") == 0)
+		op_exec(c, id, req);
+	else if (strcmp(op, "stdin") == 0)
+		op_stdin(c, id, req);
+	else if (strcmp(op, "signal") == 0)
+		op_signal(c, id, req);
+	else if (strcmp(op, "resize") == 0)
+		op_resize(c, id, req);
+	else if (strcmp(op, "attach") == 0)
+		op_attach(c, id, req);
+	else if (strcmp(op, "ps") == 0)
+		op_ps(c, id);
+	else if (strcmp(op, "service") == 0)
+		op_service(c, id, req);
+	else if (strcmp(op, "watch") == 0)
+		op_watch(c, id, req);
+	else if (strcmp(op, "unwatch") == 0)
+		op_unwatch(c, id, req);
+	else if (strcmp(op, "forward") == 0)
+		op_forward(c, id, req);
+	else if (strcmp(op, "pause") == 0)
+		op_pause(c, id, req);
+	else if (strcmp(op, "resume") == 0)
+		op_resume(c, id);
+	else if (strcmp(op, "shutdown") == 0) {
+		reply_ok(c, id);
+		shutting_down = 1;
+	} else if (envd_file_is_op(op)) {
+		r = envd_file_op(op, req);
+		cJSON_AddNumberToObject(r, "id", id);
+		client_send(c, r);
+	} else
+		reply_error(c, id, "unknown op '%s'", op);
+}
+
+static void
+client_read(struct client *c)
+{
+	char	 data[READ_CHUNK], *cause = NULL;
+	ssize_t	 n;
+	cJSON	*req;
+	int	 r;
+
+	n = read(c->fd, data, sizeof data);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		c->eof = 1;
+		if (c->tcp != -1)
+			return;
+		client_drop(c, NULL);
+		return;
+	}
+	if (c->tcp != -1) {
+		buf_add(&c->to_tcp, data, (size_t)n);
+		return;
+	}
+	frame_decoder_feed(&c->dec, data, (size_t)n);
+	while (!c->dead && c->tcp == -1) {
+		r = frame_decoder_next(&c->dec, &req, &cause);
+		if (r == 0)
+			break;
+		if (r == -1) {
+			client_drop(c, cause);
+			free(cause);
+			return;
+		}
+		handle(c, req);
+		cJSON_Delete(req);
+	}
+}
+
+static void
+client_write(struct client *c)
+{
+	ssize_t	 n;
+
+	n = write(c->fd, c->out.data + c->out_off, client_queued(c));
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		client_drop(c, NULL);
+		return;
+	}
+	c->out_off += (size_t)n;
+	if (c->out_off == c->out.len) {
+		buf_reset(&c->out);
+		c->out_off = 0;
+	}
+}
+
+static void
+fwd_tcp_read(struct client *c)
+{
+	char	 data[READ_CHUNK];
+	ssize_t	 n;
+
+	n = read(c->tcp, data, sizeof data);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		c->tcp_eof = 1;
+		return;
+	}
+	buf_add(&c->out, data, (size_t)n);
+}
+
+static void
+fwd_tcp_write(struct client *c)
+{
+	ssize_t	 n;
+
+	n = write(c->tcp, c->to_tcp.data, c->to_tcp.len);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		client_drop(c, NULL);
+		return;
+	}
+	buf_remove_front(&c->to_tcp, (size_t)n);
+}
+
+static void
+client_accept(void)
+{
+	struct client	*c;
+	int		 fd;
+
+	fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd == -1)
+		return;
+	c = xcalloc(1, sizeof *c);
+	c->fd = fd;
+	c->tcp = -1;
+	frame_decoder_init(&c->dec, CLIENT_IN_MAX);
+	buf_init(&c->out);
+	c->next = clients;
+	clients = c;
+}
+
+static void
+client_free(struct client *c)
+{
+	close(c->fd);
+	if (c->tcp != -1)
+		close(c->tcp);
+	buf_release(&c->to_tcp);
+	frame_decoder_release(&c->dec);
+	buf_release(&c->out);
+	free(c);
+}
+
+/* reaping ------------------------------------------------------------- */
+
+static void
+reap(void)
+{
+	struct signalfd_siginfo	 si;
+	struct proc		*p;
+	struct service		*s, **sp;
+	pid_t			 pid;
+	int			 status;
+
+	while (read(sig_fd, &si, sizeof si) == (ssize_t)sizeof si)
+		;
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if ((p = proc_find(pid)) != NULL && !p->exited) {
+			proc_exited(p, status);
+			continue;
+		}
+		for (sp = &services; (s = *sp) != NULL; sp = &s->next) {
+			if (s->pid != pid)
+				continue;
+			if (s->want == -1) {
+				*sp = s->next;
+				if (s->out_fd != -1)
+					close(s->out_fd);
+				if (s->log_fd != -1)
+					close(s->log_fd);
+				free(s->name);
+				free(s->cmd);
+				free(s);
+			} else
+				svc_exited(s, status);
+			break;
+		}
+		/* Anything else is an orphan we inherited: reaped, done. */
+	}
+}
+
+static void
+svc_read(struct service *s)
+{
+	char	 data[READ_CHUNK];
+	ssize_t	 n;
+
+	n = read(s->out_fd, data, sizeof data);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		close(s->out_fd);
+		s->out_fd = -1;
+		return;
+	}
+	svc_log(s, data, (size_t)n);
+}
+
+/* loop ---------------------------------------------------------------- */
+
+enum kind { K_SIG, K_LISTEN, K_CLIENT, K_TCP, K_OUT, K_ERR, K_IN, K_SVC,
+    K_WATCH };
+struct slot {
+	enum kind	 kind;
+	void		*ptr;
+};
+
+static int
+proc_throttled(struct proc *p)
+{
+	size_t	 i;
+
+	for (i = 0; i < p->nsubs; i++) {
+		if (client_queued(p->subs[i].c) >= CLIENT_OUT_MAX)
+			return 1;
+	}
+	return 0;
+}
+
+static void
+stdin_write(struct proc *p)
+{
+	ssize_t	 n;
+
+	if (p->in.len > 0) {
+		n = write(p->in_fd, p->in.data, p->in.len);
+		if (n > 0)
+			buf_remove_front(&p->in, (size_t)n);
+		else if (n == -1 && errno != EAGAIN && errno != EINTR) {
+			buf_reset(&p->in);
+			p->in_eof = 1;
+		}
+	}
+	if (p->in.len == 0 && p->in_eof) {
+		/* A terminal's EOF is ^D at the start of a line. */
+		if (p->pty && write(p->in_fd, "\004", 1) < 0)
+			log_debug("pty eof: %s", strerror(errno));
+		close(p->in_fd);
+		p->in_fd = -1;
+	}
+}
+
+static void
+loop(void)
+{
+	struct pollfd	*pfd = NULL;
+	struct slot	*slot = NULL;
+	size_t		 n, alloc = 0, i;
+	struct client	*c, **cp;
+	struct proc	*p;
+	struct service	*s;
+	struct watch	*w, **wp;
+	uint64_t	 now, next;
+	int		 timeout, r;
+
+#define ADD(f, ev, k, ptr_) do {					\
+	if (n == alloc) {						\
+		alloc = alloc == 0 ? 64 : alloc * 2;			\
+		pfd = xreallocarray(pfd, alloc, sizeof *pfd);		\
+		slot = xreallocarray(slot, alloc, sizeof *slot);	\
+	}								\
+	pfd[n].fd = (f);						\
+	pfd[n].events = (short)(ev);					\
+	pfd[n].revents = 0;						\
+	slot[n].kind = (k);						\
+	slot[n].ptr = (ptr_);						\
+	n++;								\
+} while (0)
+
+	for (;;) {
+		now = mono_ms();
+		next = 0;
+		/* Timers: command timeouts, service restarts. */
+		if (!paused) {
+			for (p = procs; p != NULL; p = p->next) {
+				if (p->exited || p->deadline == 0)
+					continue;
+				if (p->deadline <= now && !p->timed_out) {
+					p->timed_out = 1;
+					kill_tree_hard(p->pid);
+				} else if (!p->timed_out && (next == 0 ||
+				    p->deadline < next))
+					next = p->deadline;
+			}
+			for (s = services; s != NULL; s = s->next) {
+				if (s->next_start == 0 || s->pid > 0)
+					continue;
+				if (s->next_start <= now)
+					svc_start(s);
+				else if (next == 0 || s->next_start < next)
+					next = s->next_start;
+			}
+		}
+		if (shutting_down) {
+			for (c = clients; c != NULL; c = c->next) {
+				if (!c->dead && client_queued(c) > 0) {
+					fcntl(c->fd, F_SETFL, 0);
+					client_write(c);
+				}
+			}
+			kill(-1, SIGKILL);
+			exit(0);
+		}
+
+		n = 0;
+		ADD(sig_fd, POLLIN, K_SIG, NULL);
+		ADD(listen_fd, POLLIN, K_LISTEN, NULL);
+		for (c = clients; c != NULL; c = c->next) {
+			short ev = 0;
+			if (c->dead)
+				continue;
+			if (!c->eof && (c->tcp == -1 ||
+			    c->to_tcp.len < FWD_BUF))
+				ev |= POLLIN;
+			if (client_queued(c) > 0)
+				ev |= POLLOUT;
+			ADD(c->fd, ev, K_CLIENT, c);
+			if (c->tcp != -1) {
+				ev = 0;
+				if (!c->tcp_eof && client_queued(c) < FWD_BUF)
+					ev |= POLLIN;
+				if (c->to_tcp.len > 0)
+					ev |= POLLOUT;
+				ADD(c->tcp, ev, K_TCP, c);
+			}
+		}
+		for (p = procs; p != NULL; p = p->next) {
+			int thr = proc_throttled(p);
+			if (p->out.fd != -1 && !thr)
+				ADD(p->out.fd, POLLIN, K_OUT, p);
+			if (p->err.fd != -1 && !thr)
+				ADD(p->err.fd, POLLIN, K_ERR, p);
+			if (p->in_fd != -1 && (p->in.len > 0 || p->in_eof))
+				ADD(p->in_fd, POLLOUT, K_IN, p);
+		}
+		for (s = services; s != NULL; s = s->next) {
+			if (s->out_fd != -1)
+				ADD(s->out_fd, POLLIN, K_SVC, s);
+		}
+		for (w = watches; w != NULL; w = w->next)
+			ADD(w->fd, POLLIN, K_WATCH, w);
+
+		timeout = -1;
+		if (next != 0)
+			timeout = next > now ? (int)(next - now) : 0;
+		r = poll(pfd, n, timeout);
+		if (r == -1 && errno != EINTR)
+			fatal("poll");
+		for (i = 0; r > 0 && i < n; i++) {
+			if (pfd[i].revents == 0)
+				continue;
+			switch (slot[i].kind) {
+			case K_SIG:
+				reap();
+				break;
+			case K_LISTEN:
+				client_accept();
+				break;
+			case K_CLIENT:
+				c = slot[i].ptr;
+				if (c->dead)
+					break;
+				if (pfd[i].revents & POLLOUT)
+					client_write(c);
+				if (!c->dead && (pfd[i].revents &
+				    (POLLIN | POLLHUP | POLLERR)))
+					client_read(c);
+				break;
+			case K_TCP:
+				c = slot[i].ptr;
+				if (c->dead)
+					break;
+				if (pfd[i].revents & POLLOUT)
+					fwd_tcp_write(c);
+				if (!c->dead && (pfd[i].revents &
+				    (POLLIN | POLLHUP | POLLERR)))
+					fwd_tcp_read(c);
+				break;
+			case K_OUT:
+				p = slot[i].ptr;
+				if (p->out.fd != -1)
+					stream_read(p, &p->out);
+				break;
+			case K_ERR:
+				p = slot[i].ptr;
+				if (p->err.fd != -1)
+					stream_read(p, &p->err);
+				break;
+			case K_IN:
+				p = slot[i].ptr;
+				if (p->in_fd != -1)
+					stdin_write(p);
+				break;
+			case K_SVC:
+				s = slot[i].ptr;
+				if (s->out_fd != -1)
+					svc_read(s);
+				break;
+			case K_WATCH:
+				watch_read(slot[i].ptr);
+				break;
+			}
+		}
+		/* Forwards end when both directions are done. */
+		for (c = clients; c != NULL; c = c->next) {
+			if (c->dead || c->tcp == -1)
+				continue;
+			if (c->eof && c->to_tcp.len == 0)
+				shutdown(c->tcp, SHUT_WR);
+			if (c->tcp_eof && client_queued(c) == 0)
+				shutdown(c->fd, SHUT_WR);
+			if (c->eof && c->tcp_eof && c->to_tcp.len == 0 &&
+			    client_queued(c) == 0)
+				client_drop(c, NULL);
+		}
+		for (cp = &clients; (c = *cp) != NULL; ) {
+			if (c->dead) {
+				*cp = c->next;
+				client_free(c);
+			} else
+				cp = &c->next;
+		}
+		for (wp = &watches; (w = *wp) != NULL; ) {
+			if (w->c == NULL) {
+				*wp = w->next;
+				watch_free(w);
+			} else
+				wp = &w->next;
+		}
+	}
+}
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: holt-envd --listen-fd N [--state-fd N] "
+	    "[--id ID]\n(holt-envd is started by holt inside a sandbox; "
+	    "see holt-envd(8))\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	sigset_t	 set;
+	int		 ch, fd;
+	static const struct option longopts[] = {
+		{ "listen-fd", required_argument, NULL, 'l' },
+		{ "state-fd", required_argument, NULL, 's' },
+		{ "id", required_argument, NULL, 'i' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+
+	log_prog = "holt-envd";
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'l':
+			listen_fd = atoi(optarg);
+			break;
+		case 's':
+			state_fd = atoi(optarg);
+			break;
+		case 'i':
+			sandbox_id_arg = optarg;
+			break;
+		case 'h':
+			usage();
+			return 0;
+		default:
+			usage();
+			return 2;
+		}
+	}
+	if (listen_fd < 3 || fcntl(listen_fd, F_GETFD) == -1) {
+		usage();
+		return 2;
+	}
+	if (state_fd >= 0 && fcntl(state_fd, F_GETFD) == -1)
+		state_fd = -1;
+	/* Nothing inside may open our descriptors through /proc/1/fd. */
+	prctl(PR_SET_DUMPABLE, 0);
+	/* Keep stdio, the listener and the state dir; close the rest. */
+	for (fd = 3; fd < 1024; fd++) {
+		if (fd != listen_fd && fd != state_fd)
+			close(fd);
+	}
+	file_set_cloexec(listen_fd);
+	file_set_nonblock(listen_fd);
+	if (state_fd != -1)
+		file_set_cloexec(state_fd);
+	umask(022);
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	if ((sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1)
+		fatal("signalfd");
+	srandom((unsigned int)(getpid() ^ mono_ms()));
+	envd_file_init();
+	if (state_fd != -1)
+		svc_load();
+	log_info("sandbox %s: envd ready", sandbox_id_arg);
+	loop();
+	return 0;
+}

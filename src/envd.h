@@ -1,0 +1,21 @@
+/*
+ * envd.h: holt-envd's parts, private to it (envd.c: the loop, clients,
+ * commands, services, forwards; envd-file.c: file operations).
+ */
+#ifndef ENVD_H
+#define ENVD_H
+
+#include "sandbox.h"
+
+/*
+ * envd-file.c: file operations confined to /workspace, /home/user and /tmp.
+ * Each takes the request and returns the reply to send (with "error" on
+ * failure); the caller adds the id.
+ */
+void	 envd_file_init(void);	/* opens the roots; after the chdir */
+cJSON	*envd_file_op(const char *op, const cJSON *req);
+int	 envd_file_is_op(const char *op);
+/* Resolve a directory for watch: returns an O_PATH fd, or -1 + *cause. */
+int	 envd_file_open_dir(const char *path, char **abs, char **cause);
+
+#endif

@@ -1,0 +1,887 @@
+/*
+ * sandbox-local.c: the local provider's processes (DESIGN 4). A sandbox is
+ * bubblewrap running holt-envd as pid 1 of fresh namespaces, launched
+ * detached (fork, setsid, fork, exec) so it outlives whoever created it.
+ *
+ * The host binds the control socket run/envd.sock before bwrap starts and
+ * hands the listening descriptor down; the path is never mounted inside, so
+ * it is reachable from the host only. envd's own state directory (service
+ * list and logs) is handed down the same way, as a descriptor.
+ *
+ * Limits and pause use cgroups when we can make them (v1 freezer/pids/
+ * memory controllers, or v2), below the cgroup we run in; otherwise limits
+ * fall back to rlimits and pause to envd stopping every process with
+ * SIGSTOP. Stopping kills envd, pid 1 of the sandbox's pid namespace, which
+ * makes the kernel kill everything else in it, daemons included.
+ */
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+#include "sandbox-local.h"
+
+#ifndef BWRAP_PATH
+#define BWRAP_PATH "/usr/bin/bwrap"
+#endif
+
+#define ENVD_INSIDE "/run/holt/holt-envd"
+#define FD_LISTEN 3
+#define FD_STATE 4
+#define FD_SECCOMP 5
+#define FD_INFO 6
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec	 ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* State ('R', 'Z', ...) and start time of a process; -1 if gone. */
+static int
+proc_stat(pid_t pid, char *state, unsigned long long *start)
+{
+	char	 path[64], data[1024], *p;
+	int	 fd, i;
+	ssize_t	 n;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, data, sizeof data - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	data[n] = '\0';
+	if ((p = strrchr(data, ')')) == NULL || p[1] == '\0')
+		return -1;
+	p += 2;
+	*state = *p;
+	for (i = 0; i < 19 && p != NULL; i++) {
+		if ((p = strchr(p, ' ')) != NULL)
+			p++;
+	}
+	if (p == NULL)
+		return -1;
+	*start = strtoull(p, NULL, 10);
+	return 0;
+}
+
+pid_t
+sandbox_local_pid(struct sandbox *sb)
+{
+	char			*path, *data, st;
+	long			 pid;
+	unsigned long long	 start, now;
+
+	path = sandbox_path(sb, "run/envd.pid");
+	data = file_read(path, NULL, 256);
+	free(path);
+	if (data == NULL)
+		return 0;
+	if (sscanf(data, "%ld %llu", &pid, &start) != 2 || pid <= 1) {
+		free(data);
+		return 0;
+	}
+	free(data);
+	/* Really ours: the pid was not reused (same start time), not dead. */
+	if (proc_stat((pid_t)pid, &st, &now) != 0 || now != start || st == 'Z')
+		return 0;
+	return (pid_t)pid;
+}
+
+/* cgroups ------------------------------------------------------------ */
+
+struct cgroups {
+	char	*freezer;	/* v1 freezer dir, or v2 dir */
+	char	*other[3];	/* v1 pids, memory; NULL-terminated */
+	int	 v2;
+};
+
+static void
+cgroups_release(struct cgroups *cg)
+{
+	size_t	 i;
+
+	free(cg->freezer);
+	for (i = 0; i < nitems(cg->other); i++)
+		free(cg->other[i]);
+	memset(cg, 0, sizeof *cg);
+}
+
+/* Our own cgroup path for a v1 controller ("" for v2). */
+static char *
+cgroup_own(const char *ctrl)
+{
+	FILE	*f;
+	char	 line[1024], *a, *b, *tok, *save;
+
+	if ((f = fopen("/proc/self/cgroup", "re")) == NULL)
+		return NULL;
+	while (fgets(line, sizeof line, f) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		if ((a = strchr(line, ':')) == NULL ||
+		    (b = strchr(a + 1, ':')) == NULL)
+			continue;
+		*b = '\0';
+		for (tok = strtok_r(a + 1, ",", &save); tok != NULL;
+		    tok = strtok_r(NULL, ",", &save)) {
+			if (strcmp(tok, ctrl) == 0) {
+				fclose(f);
+				return xstrdup(b + 1);
+			}
+		}
+		if (*ctrl == '\0' && a[1] == '\0') {
+			fclose(f);
+			return xstrdup(b + 1);
+		}
+	}
+	fclose(f);
+	return NULL;
+}
+
+static int
+cg_write(const char *dir, const char *file, const char *value)
+{
+	char	*path = paths_join(dir, file);
+	int	 fd, rc = -1;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) != -1) {
+		rc = file_write_all(fd, value, strlen(value));
+		close(fd);
+	}
+	free(path);
+	return rc;
+}
+
+static char *
+cg_read(const char *dir, const char *file)
+{
+	char	*path = paths_join(dir, file), *data;
+
+	data = file_read(path, NULL, 1024 * 1024);
+	free(path);
+	return data;
+}
+
+/* Make (or find) the sandbox's cgroup in one hierarchy. */
+static char *
+cg_make(const char *root, const char *ctrl, const char *id)
+{
+	char	*own, *dir;
+
+	if (access(root, W_OK) != 0 || (own = cgroup_own(ctrl)) == NULL)
+		return NULL;
+	dir = xprintf("%s%s/holt-%s", root, strcmp(own, "/") == 0 ? "" : own,
+	    id);
+	free(own);
+	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+		log_debug("cgroup %s: %s", dir, strerror(errno));
+		free(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+static void
+cgroups_save(struct sandbox *sb, struct cgroups *cg)
+{
+	struct buf	 b = BUF_INIT;
+	char		*path;
+	size_t		 i;
+
+	if (cg->freezer != NULL)
+		buf_addf(&b, "%s %s\n", cg->v2 ? "v2" : "freezer", cg->freezer);
+	for (i = 0; i < nitems(cg->other) && cg->other[i] != NULL; i++)
+		buf_addf(&b, "other %s\n", cg->other[i]);
+	path = sandbox_path(sb, "run/cgroups");
+	if (b.len == 0)
+		unlink(path);
+	else
+		file_write_atomic(path, b.data, b.len, 0600);
+	free(path);
+	buf_release(&b);
+}
+
+static void
+cgroups_load(struct sandbox *sb, struct cgroups *cg)
+{
+	char	*path, *data, *line, *save, *sp;
+	size_t	 n = 0;
+
+	memset(cg, 0, sizeof *cg);
+	path = sandbox_path(sb, "run/cgroups");
+	data = file_read(path, NULL, 65536);
+	free(path);
+	if (data == NULL)
+		return;
+	for (line = strtok_r(data, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save)) {
+		if ((sp = strchr(line, ' ')) == NULL)
+			continue;
+		*sp++ = '\0';
+		if (strcmp(line, "freezer") == 0 || strcmp(line, "v2") == 0) {
+			free(cg->freezer);
+			cg->freezer = xstrdup(sp);
+			cg->v2 = strcmp(line, "v2") == 0;
+		} else if (n < nitems(cg->other) - 1)
+			cg->other[n++] = xstrdup(sp);
+	}
+	free(data);
+}
+
+static void
+cgroups_setup(struct sandbox *sb, struct cgroups *cg)
+{
+	char	 v[64], *dir;
+	size_t	 n = 0;
+
+	memset(cg, 0, sizeof *cg);
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+		if ((dir = cg_make("/sys/fs/cgroup", "", sb->id)) == NULL)
+			return;
+		cg->v2 = 1;
+		cg->freezer = dir;
+		if (sb->pids > 0) {
+			snprintf(v, sizeof v, "%d", sb->pids);
+			cg_write(dir, "pids.max", v);
+		}
+		if (sb->memory > 0) {
+			snprintf(v, sizeof v, "%lld", sb->memory);
+			cg_write(dir, "memory.max", v);
+			cg_write(dir, "memory.swap.max", "0");
+		}
+		return;
+	}
+	cg->freezer = cg_make("/sys/fs/cgroup/freezer", "freezer", sb->id);
+	if ((dir = cg_make("/sys/fs/cgroup/pids", "pids", sb->id)) != NULL) {
+		snprintf(v, sizeof v, "%d", sb->pids);
+		cg_write(dir, "pids.max", sb->pids > 0 ? v : "max");
+		cg->other[n++] = dir;
+	}
+	if ((dir = cg_make("/sys/fs/cgroup/memory", "memory", sb->id)) != NULL) {
+		snprintf(v, sizeof v, "%lld", sb->memory > 0 ? sb->memory : -1LL);
+		cg_write(dir, "memory.limit_in_bytes", v);
+		if (sb->memory > 0)
+			cg_write(dir, "memory.memsw.limit_in_bytes", v);
+		cg->other[n++] = dir;
+	}
+}
+
+static int
+cgroups_has(struct cgroups *cg, const char *ctrl)
+{
+	size_t	 i;
+
+	if (cg->v2)
+		return 1;
+	for (i = 0; i < nitems(cg->other) && cg->other[i] != NULL; i++) {
+		if (strstr(cg->other[i], ctrl) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
+/* Kill whatever is left in the cgroups, thaw, and remove them. */
+static void
+cgroups_destroy(struct cgroups *cg)
+{
+	char	*procs, *p, *end, *dirs[4];
+	size_t	 i, n = 0;
+	int	 tries, left;
+
+	if (cg->freezer != NULL)
+		dirs[n++] = cg->freezer;
+	for (i = 0; i < nitems(cg->other) && cg->other[i] != NULL; i++)
+		dirs[n++] = cg->other[i];
+	if (cg->v2 && cg->freezer != NULL)
+		cg_write(cg->freezer, "cgroup.kill", "1");
+	for (tries = 0; tries < 400; tries++) {
+		left = 0;
+		for (i = 0; i < n; i++) {
+			if ((procs = cg_read(dirs[i], "cgroup.procs")) == NULL)
+				continue;
+			for (p = procs; *p != '\0'; p = end) {
+				long pid = strtol(p, &end, 10);
+				if (end == p)
+					break;
+				/* Never 0 or -1: that would be us, or all. */
+				if (pid > 1) {
+					kill((pid_t)pid, SIGKILL);
+					left = 1;
+				}
+			}
+			free(procs);
+		}
+		/* Frozen tasks die only once thawed. */
+		if (cg->freezer != NULL)
+			cg_write(cg->freezer, cg->v2 ? "cgroup.freeze" :
+			    "freezer.state", cg->v2 ? "0" : "THAWED");
+		if (!left)
+			break;
+		sleep_ms(5);
+	}
+	for (i = 0; i < n; i++) {
+		for (tries = 0; tries < 100; tries++) {
+			if (rmdir(dirs[i]) == 0 || errno == ENOENT)
+				break;
+			sleep_ms(5);
+		}
+	}
+}
+
+/* launch -------------------------------------------------------------- */
+
+static void
+arg(char ***argv, size_t *n, const char *s)
+{
+	*argv = xreallocarray(*argv, *n + 2, sizeof **argv);
+	(*argv)[(*n)++] = xstrdup(s);
+	(*argv)[*n] = NULL;
+}
+
+static char **
+bwrap_argv(struct sandbox *sb)
+{
+	char		**argv = NULL, *p, link[PATH_MAX];
+	size_t		  n = 0, i;
+	struct stat	  st;
+	ssize_t		  len;
+	static const char *tops[] = { "/bin", "/sbin", "/lib", "/lib32",
+	    "/lib64", "/libx32" };
+
+	arg(&argv, &n, "bwrap");
+	arg(&argv, &n, "--unshare-all");
+	if (sb->net)
+		arg(&argv, &n, "--share-net");
+	arg(&argv, &n, "--new-session");
+	arg(&argv, &n, "--as-pid-1");
+	arg(&argv, &n, "--cap-drop");
+	arg(&argv, &n, "ALL");
+	arg(&argv, &n, "--uid");
+	arg(&argv, &n, "1000");
+	arg(&argv, &n, "--gid");
+	arg(&argv, &n, "1000");
+	arg(&argv, &n, "--hostname");
+	arg(&argv, &n, "holt");
+	arg(&argv, &n, "--ro-bind");
+	arg(&argv, &n, "/usr");
+	arg(&argv, &n, "/usr");
+	arg(&argv, &n, "--ro-bind");
+	arg(&argv, &n, "/etc");
+	arg(&argv, &n, "/etc");
+	for (i = 0; i < nitems(tops); i++) {
+		if (lstat(tops[i], &st) != 0)
+			continue;
+		if (S_ISLNK(st.st_mode)) {
+			len = readlink(tops[i], link, sizeof link - 1);
+			if (len <= 0)
+				continue;
+			link[len] = '\0';
+			arg(&argv, &n, "--symlink");
+			arg(&argv, &n, link);
+			arg(&argv, &n, tops[i]);
+		} else if (S_ISDIR(st.st_mode)) {
+			arg(&argv, &n, "--ro-bind");
+			arg(&argv, &n, tops[i]);
+			arg(&argv, &n, tops[i]);
+		}
+	}
+	arg(&argv, &n, "--proc");
+	arg(&argv, &n, "/proc");
+	arg(&argv, &n, "--dev");
+	arg(&argv, &n, "/dev");
+	arg(&argv, &n, "--perms");
+	arg(&argv, &n, "1777");
+	arg(&argv, &n, "--tmpfs");
+	arg(&argv, &n, "/tmp");
+	arg(&argv, &n, "--bind");
+	p = sandbox_path(sb, "workspace");
+	arg(&argv, &n, p);
+	free(p);
+	arg(&argv, &n, "/workspace");
+	arg(&argv, &n, "--bind");
+	p = sandbox_path(sb, "home");
+	arg(&argv, &n, p);
+	free(p);
+	arg(&argv, &n, "/home/user");
+	arg(&argv, &n, "--ro-bind");
+	p = paths_find_helper("holt-envd");
+	arg(&argv, &n, p);
+	free(p);
+	arg(&argv, &n, ENVD_INSIDE);
+	arg(&argv, &n, "--chdir");
+	arg(&argv, &n, "/workspace");
+	arg(&argv, &n, "--clearenv");
+	arg(&argv, &n, "--setenv");
+	arg(&argv, &n, "PATH");
+	arg(&argv, &n, "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:"
+	    "/usr/sbin:/sbin");
+	arg(&argv, &n, "--setenv");
+	arg(&argv, &n, "HOME");
+	arg(&argv, &n, "/home/user");
+	arg(&argv, &n, "--setenv");
+	arg(&argv, &n, "USER");
+	arg(&argv, &n, "user");
+	arg(&argv, &n, "--setenv");
+	arg(&argv, &n, "LOGNAME");
+	arg(&argv, &n, "user");
+	arg(&argv, &n, "--setenv");
+	arg(&argv, &n, "LANG");
+	arg(&argv, &n, "C.UTF-8");
+	arg(&argv, &n, "--setenv");
+	arg(&argv, &n, "TERM");
+	arg(&argv, &n, "xterm-256color");
+	arg(&argv, &n, "--seccomp");
+	arg(&argv, &n, "5");
+	arg(&argv, &n, "--info-fd");
+	arg(&argv, &n, "6");
+	arg(&argv, &n, "--");
+	arg(&argv, &n, ENVD_INSIDE);
+	arg(&argv, &n, "--listen-fd");
+	arg(&argv, &n, "3");
+	arg(&argv, &n, "--state-fd");
+	arg(&argv, &n, "4");
+	arg(&argv, &n, "--id");
+	arg(&argv, &n, sb->id);
+	return argv;
+}
+
+static void
+argv_free(char **argv)
+{
+	size_t	 i;
+
+	for (i = 0; argv[i] != NULL; i++)
+		free(argv[i]);
+	free(argv);
+}
+
+static int
+make_listener(struct sandbox *sb, char **cause)
+{
+	struct sockaddr_un	 sun;
+	int			 s, dirfd, r;
+	char			*path;
+	mode_t			 old;
+
+	path = sandbox_socket_path(sb);
+	unlink(path);
+	if (sandbox_sockaddr(sb, &sun, &dirfd) != 0) {
+		*cause = xprintf("%s: %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		fatal("socket");
+	old = umask(077);
+	r = bind(s, (struct sockaddr *)&sun, sizeof sun);
+	umask(old);
+	if (dirfd != -1)
+		close(dirfd);
+	if (r != 0 || chmod(path, 0600) != 0 || listen(s, 128) != 0) {
+		*cause = xprintf("%s: %s", path, strerror(errno));
+		free(path);
+		close(s);
+		return -1;
+	}
+	free(path);
+	return s;
+}
+
+/* The last line of envd.log: why a launch failed. */
+static char *
+launch_log_tail(struct sandbox *sb)
+{
+	char	*path = sandbox_path(sb, "run/envd.log"), *data, *p, *out;
+	size_t	 len;
+
+	data = file_read(path, &len, 0);
+	free(path);
+	if (data == NULL || len == 0) {
+		free(data);
+		return xstrdup("no message");
+	}
+	while (len > 0 && data[len - 1] == '\n')
+		data[--len] = '\0';
+	p = strrchr(data, '\n');
+	out = xstrdup(p != NULL ? p + 1 : data);
+	free(data);
+	return out;
+}
+
+static void
+child_fd(int from, int to)
+{
+	if (from == to) {
+		fcntl(to, F_SETFD, 0);
+		return;
+	}
+	if (dup2(from, to) == -1)
+		_exit(126);
+}
+
+static void
+launch_child(struct sandbox *sb, char **argv, struct cgroups *cg, int fds[4],
+    int logfd)
+{
+	char		 v[32];
+	struct rlimit	 rl;
+	int		 i, hi[4], nullfd;
+	size_t		 k;
+	sigset_t	 set;
+
+	/* Into the sandbox's cgroups before bwrap forks anything. */
+	snprintf(v, sizeof v, "%ld", (long)getpid());
+	if (cg->freezer != NULL)
+		cg_write(cg->freezer, "cgroup.procs", v);
+	for (k = 0; k < nitems(cg->other) && cg->other[k] != NULL; k++)
+		cg_write(cg->other[k], "cgroup.procs", v);
+	if (sb->pids > 0 && !cgroups_has(cg, "pids")) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)sb->pids;
+		setrlimit(RLIMIT_NPROC, &rl);
+	}
+	if (sb->memory > 0 && !cgroups_has(cg, "memory")) {
+		rl.rlim_cur = rl.rlim_max = (rlim_t)sb->memory;
+		setrlimit(RLIMIT_AS, &rl);
+	}
+
+	/* Exactly fds 0-6 go on: stdio, listener, state, seccomp, info. */
+	for (i = 0; i < 4; i++) {
+		if ((hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20)) == -1)
+			_exit(126);
+	}
+	if ((nullfd = open("/dev/null", O_RDWR)) == -1)
+		_exit(126);
+	child_fd(nullfd, 0);
+	child_fd(logfd, 1);
+	child_fd(logfd, 2);
+	for (i = 0; i < 4; i++)
+		child_fd(hi[i], FD_LISTEN + i);
+	close_range(FD_INFO + 1, ~0U, 0);
+
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+	for (i = 1; i < NSIG; i++)
+		signal(i, SIG_DFL);
+	execv(BWRAP_PATH, argv);
+	dprintf(2, "holt: %s: %s\n", BWRAP_PATH, strerror(errno));
+	_exit(127);
+}
+
+static int
+launch(struct sandbox *sb, char **cause)
+{
+	struct cgroups	 cg;
+	char		**argv, *path, *envd, *tail, data[512];
+	int		  fds[4] = { -1, -1, -1, -1 }, info[2], logfd = -1;
+	int		  status, rc = -1, r;
+	pid_t		  pid, child = 0;
+	size_t		  len = 0;
+	struct pollfd	  pfd;
+	ssize_t		  n;
+	char		  st;
+	unsigned long long start;
+	const char	 *p;
+	uint64_t	  deadline;
+
+	if ((envd = paths_find_helper("holt-envd")) == NULL) {
+		*cause = xstrdup("holt-envd: not found (install holt, or set "
+		    "HOLT_HOLT_ENVD to its path)");
+		return -1;
+	}
+	free(envd);
+	if (access(BWRAP_PATH, X_OK) != 0) {
+		*cause = xprintf("%s: %s (install bubblewrap)", BWRAP_PATH,
+		    strerror(errno));
+		return -1;
+	}
+	path = sandbox_path(sb, "run/envd");
+	file_mkdir_p(path, 0700);
+	fds[1] = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	free(path);
+	if (fds[1] == -1) {
+		*cause = xprintf("%s/run/envd: %s", sb->dir, strerror(errno));
+		return -1;
+	}
+	if ((fds[0] = make_listener(sb, cause)) == -1)
+		goto out;
+	if ((fds[2] = sandbox_seccomp_fd(cause)) == -1)
+		goto out;
+	if (pipe2(info, O_CLOEXEC) != 0)
+		fatal("pipe2");
+	fds[3] = info[1];
+	path = sandbox_path(sb, "run/envd.log");
+	logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	free(path);
+	if (logfd == -1) {
+		*cause = xprintf("%s/run/envd.log: %s", sb->dir,
+		    strerror(errno));
+		close(info[0]);
+		goto out;
+	}
+	cgroups_setup(sb, &cg);
+	cgroups_save(sb, &cg);
+	argv = bwrap_argv(sb);
+
+	if ((pid = fork()) == -1)
+		fatal("fork");
+	if (pid == 0) {
+		/* Detach: own session, then re-parented by a second fork. */
+		setsid();
+		if ((pid = fork()) != 0)
+			_exit(pid == -1 ? 1 : 0);
+		launch_child(sb, argv, &cg, fds, logfd);
+	}
+	argv_free(argv);
+	cgroups_release(&cg);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	close(info[1]);
+	fds[3] = -1;
+
+	/* bwrap tells the host pid of its child, envd, on the info fd. */
+	deadline = mono_ms() + 5000;
+	pfd.fd = info[0];
+	pfd.events = POLLIN;
+	while (len < sizeof data - 1 && mono_ms() < deadline) {
+		r = poll(&pfd, 1, (int)(deadline - mono_ms()));
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n = read(info[0], data + len, sizeof data - 1 - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+		data[len] = '\0';
+		if (strchr(data, '}') != NULL)
+			break;
+	}
+	close(info[0]);
+	data[len] = '\0';
+	if ((p = strstr(data, "\"child-pid\"")) != NULL &&
+	    (p = strchr(p, ':')) != NULL)
+		child = (pid_t)strtol(p + 1, NULL, 10);
+	if (child <= 1 || proc_stat(child, &st, &start) != 0) {
+		tail = launch_log_tail(sb);
+		*cause = xprintf("sandbox '%s': bubblewrap failed: %s", sb->id,
+		    tail);
+		free(tail);
+		goto out;
+	}
+	snprintf(data, sizeof data, "%ld %llu\n", (long)child, start);
+	path = sandbox_path(sb, "run/envd.pid");
+	r = file_write_atomic(path, data, strlen(data), 0600);
+	free(path);
+	if (r != 0) {
+		*cause = xprintf("%s/run/envd.pid: %s", sb->id, strerror(errno));
+		kill(child, SIGKILL);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (logfd != -1)
+		close(logfd);
+	for (r = 0; r < 4; r++) {
+		if (fds[r] != -1)
+			close(fds[r]);
+	}
+	return rc;
+}
+
+int
+sandbox_start(struct sandbox *sb, char **cause)
+{
+	int	 s;
+	char	*path, *tail;
+
+	if (sandbox_state(sb) != SANDBOX_STOPPED)
+		return 0;
+	/* Leftovers of a crash or a reboot: processes, cgroups, markers. */
+	if (sandbox_stop(sb, cause) != 0)
+		return -1;
+	if (launch(sb, cause) != 0)
+		return -1;
+	if ((s = sandbox_connect_raw(sb, 5000, cause)) == -1) {
+		tail = launch_log_tail(sb);
+		free(*cause);
+		*cause = xprintf("sandbox '%s': envd did not start: %s",
+		    sb->id, tail);
+		free(tail);
+		path = NULL;
+		sandbox_stop(sb, &path);
+		free(path);
+		return -1;
+	}
+	close(s);
+	return 0;
+}
+
+int
+sandbox_stop(struct sandbox *sb, char **cause)
+{
+	struct cgroups	 cg;
+	pid_t		 pid;
+	int		 i;
+	char		*path, st;
+	unsigned long long start;
+	const char	*files[] = { "run/envd.pid", "run/paused", "run/cgroups",
+	    "run/envd.sock" };
+
+	cgroups_load(sb, &cg);
+	if ((pid = sandbox_local_pid(sb)) > 0) {
+		/* pid 1 of the namespace: the kernel kills the rest. */
+		kill(pid, SIGKILL);
+		if (cg.freezer != NULL)
+			cg_write(cg.freezer, cg.v2 ? "cgroup.freeze" :
+			    "freezer.state", cg.v2 ? "0" : "THAWED");
+		for (i = 0; i < 600; i++) {
+			if (proc_stat(pid, &st, &start) != 0 || st == 'Z')
+				break;
+			sleep_ms(5);
+		}
+	}
+	cgroups_destroy(&cg);
+	cgroups_release(&cg);
+	for (i = 0; i < (int)nitems(files); i++) {
+		path = sandbox_path(sb, files[i]);
+		unlink(path);
+		free(path);
+	}
+	return 0;
+}
+
+static int
+envd_simple_op(struct sandbox *sb, const char *op, const char *mode,
+    char **cause)
+{
+	cJSON	*req, *reply;
+	int	 s;
+
+	if ((s = sandbox_connect_raw(sb, 5000, cause)) == -1)
+		return -1;
+	req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "op", op);
+	if (mode != NULL)
+		cJSON_AddStringToObject(req, "mode", mode);
+	reply = envd_call(s, req, cause);
+	close(s);
+	if (reply == NULL)
+		return -1;
+	cJSON_Delete(reply);
+	return 0;
+}
+
+static int
+freezer_set(struct cgroups *cg, int frozen)
+{
+	char	*state;
+	int	 i;
+
+	if (cg->v2)
+		return cg_write(cg->freezer, "cgroup.freeze", frozen ? "1" : "0");
+	if (cg_write(cg->freezer, "freezer.state", frozen ? "FROZEN" :
+	    "THAWED") != 0)
+		return -1;
+	for (i = 0; i < 1000; i++) {
+		if ((state = cg_read(cg->freezer, "freezer.state")) == NULL)
+			return -1;
+		if (strncmp(state, frozen ? "FROZEN" : "THAWED", 6) == 0) {
+			free(state);
+			return 0;
+		}
+		free(state);
+		sleep_ms(1);
+	}
+	return -1;
+}
+
+int
+sandbox_pause(struct sandbox *sb, char **cause)
+{
+	struct cgroups	 cg;
+	const char	*mode;
+	char		*path;
+	int		 rc;
+
+	switch (sandbox_state(sb)) {
+	case SANDBOX_PAUSED:
+		return 0;
+	case SANDBOX_STOPPED:
+		*cause = xprintf("sandbox '%s' is stopped", sb->id);
+		return -1;
+	case SANDBOX_RUNNING:
+		break;
+	}
+	cgroups_load(sb, &cg);
+	mode = cg.freezer != NULL ? "freezer" : "signal";
+	/* envd notes the time (timeouts and backoff do not run paused). */
+	if (envd_simple_op(sb, "pause", mode, cause) != 0) {
+		cgroups_release(&cg);
+		return -1;
+	}
+	if (cg.freezer != NULL && freezer_set(&cg, 1) != 0) {
+		*cause = xprintf("sandbox '%s': cannot freeze %s", sb->id,
+		    cg.freezer);
+		freezer_set(&cg, 0);
+		cgroups_release(&cg);
+		path = NULL;
+		envd_simple_op(sb, "resume", NULL, &path);
+		free(path);
+		return -1;
+	}
+	cgroups_release(&cg);
+	path = sandbox_path(sb, "run/paused");
+	rc = file_write_atomic(path, mode, strlen(mode), 0600);
+	free(path);
+	if (rc != 0) {
+		*cause = xprintf("%s/run/paused: %s", sb->dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+sandbox_resume(struct sandbox *sb, char **cause)
+{
+	struct cgroups	 cg;
+	char		*path;
+
+	switch (sandbox_state(sb)) {
+	case SANDBOX_RUNNING:
+		return 0;
+	case SANDBOX_STOPPED:
+		*cause = xprintf("sandbox '%s' is stopped (holt sandbox start "
+		    "%s)", sb->id, sb->id);
+		return -1;
+	case SANDBOX_PAUSED:
+		break;
+	}
+	cgroups_load(sb, &cg);
+	if (cg.freezer != NULL && freezer_set(&cg, 0) != 0) {
+		*cause = xprintf("sandbox '%s': cannot thaw %s", sb->id,
+		    cg.freezer);
+		cgroups_release(&cg);
+		return -1;
+	}
+	cgroups_release(&cg);
+	path = sandbox_path(sb, "run/paused");
+	unlink(path);
+	free(path);
+	return envd_simple_op(sb, "resume", NULL, cause);
+}

@@ -1,0 +1,31 @@
+/*
+ * sandbox-local.h: what sandbox.c and sandbox-local.c share, private to
+ * them. struct sandbox is the metadata of meta.json; nothing here holds a
+ * process or a connection.
+ */
+#ifndef SANDBOX_LOCAL_H
+#define SANDBOX_LOCAL_H
+
+#include <sys/un.h>
+
+struct sandbox {
+	char		*id;
+	char		*name;
+	char		*dir;
+	char		*created;
+	int		 net;
+	long long	 memory;
+	int		 pids;
+	cJSON		*meta;
+};
+
+int	 sandbox_is_id(const char *);
+char	*sandbox_path(struct sandbox *, const char *rel);	/* caller frees */
+int	 sandbox_sockaddr(struct sandbox *, struct sockaddr_un *, int *dirfd);
+int	 sandbox_socket_alive(struct sandbox *);
+int	 sandbox_connect_raw(struct sandbox *, int timeout_ms, char **cause);
+
+/* sandbox-local.c */
+pid_t	 sandbox_local_pid(struct sandbox *);	/* envd's host pid if alive, else 0 */
+
+#endif

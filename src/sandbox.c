@@ -1,0 +1,586 @@
+/*
+ * sandbox.c: sandboxes on disk (DESIGN 3): ids and names, meta.json, state
+ * derived from the run/ directory, and the control socket's client end.
+ * Launching, stopping and freezing the processes is sandbox-local.c.
+ *
+ * data/sandboxes/<id>/
+ *	meta.json	id, name, created, provider, net, limits (atomic writes)
+ *	workspace/	/workspace inside
+ *	home/		/home/user inside
+ *	run/		envd.sock (0600), envd.pid ("PID STARTTIME"), envd.log,
+ *			paused ("freezer" or "signal"), cgroups, last-used,
+ *			envd/ (envd's own state: services.json, logs/)
+ */
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+#include "sandbox-local.h"
+
+static int	sandbox_unknown;
+
+int
+sandbox_errno_unknown(void)
+{
+	return sandbox_unknown;
+}
+
+int
+sandbox_is_id(const char *s)
+{
+	size_t	 i;
+
+	if (strncmp(s, "sbx-", 4) != 0 || strlen(s) != 16)
+		return 0;
+	for (i = 4; i < 16; i++) {
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return 0;
+	}
+	return 1;
+}
+
+static int
+sandbox_name_ok(const char *s)
+{
+	size_t	 i;
+
+	if (*s == '\0' || strlen(s) > 64 || *s == '-' || *s == '.')
+		return 0;
+	if (strncmp(s, "sbx-", 4) == 0)
+		return 0;
+	for (i = 0; s[i] != '\0'; i++) {
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' &&
+		    s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+		    s[i] == '-' || s[i] == '_' || s[i] == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+char *
+sandbox_path(struct sandbox *sb, const char *rel)
+{
+	return paths_join(sb->dir, rel);
+}
+
+static struct sandbox *
+sandbox_load(const char *id, char **cause)
+{
+	struct sandbox	*sb;
+	char		*dir, *path;
+	cJSON		*meta, *limits;
+	const char	*s;
+
+	dir = paths_join(paths_sandboxes_dir(), id);
+	path = paths_join(dir, "meta.json");
+	if ((meta = json_load_file(path, cause)) == NULL) {
+		free(dir);
+		free(path);
+		return NULL;
+	}
+	s = json_str(meta, "id");
+	if (s == NULL || strcmp(s, id) != 0) {
+		*cause = xprintf("%s: corrupt file (its id is not '%s')", path,
+		    id);
+		cJSON_Delete(meta);
+		free(dir);
+		free(path);
+		return NULL;
+	}
+	free(path);
+	sb = xcalloc(1, sizeof *sb);
+	sb->id = xstrdup(id);
+	sb->dir = dir;
+	sb->name = xstrdup((s = json_str(meta, "name")) != NULL ? s : "");
+	sb->created = xstrdup((s = json_str(meta, "created")) != NULL ? s : "");
+	s = json_str(meta, "net");
+	sb->net = s != NULL && strcmp(s, "on") == 0;
+	limits = cJSON_GetObjectItemCaseSensitive(meta, "limits");
+	sb->memory = (long long)json_num(limits, "memory", 0);
+	sb->pids = (int)json_num(limits, "pids", 0);
+	sb->meta = meta;
+	return sb;
+}
+
+void
+sandbox_free(struct sandbox *sb)
+{
+	if (sb == NULL)
+		return;
+	free(sb->id);
+	free(sb->name);
+	free(sb->dir);
+	free(sb->created);
+	cJSON_Delete(sb->meta);
+	free(sb);
+}
+
+static int
+sandbox_cmp(const void *a, const void *b)
+{
+	struct sandbox	*x = *(struct sandbox * const *)a;
+	struct sandbox	*y = *(struct sandbox * const *)b;
+	int		 c;
+
+	if ((c = strcmp(x->created, y->created)) != 0)
+		return c;
+	return strcmp(x->id, y->id);
+}
+
+struct sandbox **
+sandbox_list(size_t *np)
+{
+	DIR		 *d;
+	struct dirent	 *de;
+	struct sandbox	**list = NULL, *sb;
+	size_t		  n = 0;
+	char		 *cause;
+
+	*np = 0;
+	if ((d = opendir(paths_sandboxes_dir())) == NULL)
+		return NULL;
+	while ((de = readdir(d)) != NULL) {
+		if (!sandbox_is_id(de->d_name))
+			continue;
+		if ((sb = sandbox_load(de->d_name, &cause)) == NULL) {
+			log_warnx("%s", cause);
+			free(cause);
+			continue;
+		}
+		list = xreallocarray(list, n + 1, sizeof *list);
+		list[n++] = sb;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(list, n, sizeof *list, sandbox_cmp);
+	*np = n;
+	return list;
+}
+
+void
+sandbox_list_free(struct sandbox **list, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++)
+		sandbox_free(list[i]);
+	free(list);
+}
+
+struct sandbox *
+sandbox_open(const char *idn, char **cause)
+{
+	struct sandbox	**list, *sb = NULL;
+	char		 *dir;
+	struct stat	  st;
+	size_t		  n, i, found = 0;
+
+	sandbox_unknown = 0;
+	if (sandbox_is_id(idn)) {
+		dir = paths_join(paths_sandboxes_dir(), idn);
+		if (stat(dir, &st) != 0) {
+			free(dir);
+			sandbox_unknown = 1;
+			*cause = xprintf("sandbox '%s': no such sandbox", idn);
+			return NULL;
+		}
+		free(dir);
+		return sandbox_load(idn, cause);
+	}
+	if (sandbox_name_ok(idn)) {
+		list = sandbox_list(&n);
+		for (i = 0; i < n; i++) {
+			if (strcmp(list[i]->name, idn) != 0)
+				continue;
+			if (found++ == 0) {
+				sb = list[i];
+				list[i] = NULL;
+			}
+		}
+		sandbox_list_free(list, n);
+		if (found == 1)
+			return sb;
+		if (found > 1) {
+			sandbox_free(sb);
+			*cause = xprintf("sandbox '%s': the name is not unique "
+			    "(use the id)", idn);
+			sandbox_unknown = 1;
+			return NULL;
+		}
+	}
+	sandbox_unknown = 1;
+	*cause = xprintf("sandbox '%s': no such sandbox (holt sandbox ls "
+	    "lists them)", idn);
+	return NULL;
+}
+
+const char *
+sandbox_id(struct sandbox *sb)
+{
+	return sb->id;
+}
+
+const char *
+sandbox_name(struct sandbox *sb)
+{
+	return sb->name;
+}
+
+const char *
+sandbox_dir(struct sandbox *sb)
+{
+	return sb->dir;
+}
+
+const char *
+sandbox_created(struct sandbox *sb)
+{
+	return sb->created;
+}
+
+int
+sandbox_net(struct sandbox *sb)
+{
+	return sb->net;
+}
+
+long long
+sandbox_memory(struct sandbox *sb)
+{
+	return sb->memory;
+}
+
+int
+sandbox_pids(struct sandbox *sb)
+{
+	return sb->pids;
+}
+
+char *
+sandbox_workspace(struct sandbox *sb)
+{
+	return sandbox_path(sb, "workspace");
+}
+
+char *
+sandbox_socket_path(struct sandbox *sb)
+{
+	return sandbox_path(sb, "run/envd.sock");
+}
+
+uint64_t
+sandbox_last_used(struct sandbox *sb)
+{
+	char		*path = sandbox_path(sb, "run/last-used");
+	struct stat	 st;
+	uint64_t	 t = 0;
+
+	if (stat(path, &st) == 0)
+		t = (uint64_t)st.st_mtim.tv_sec * 1000 +
+		    (uint64_t)st.st_mtim.tv_nsec / 1000000;
+	free(path);
+	return t;
+}
+
+/* "Last used" is a file's mtime: cheap, no fsync on every exec. */
+void
+sandbox_touch(struct sandbox *sb)
+{
+	char	*path = sandbox_path(sb, "run/last-used");
+	int	 fd;
+
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) != -1) {
+		futimens(fd, NULL);
+		close(fd);
+	}
+	free(path);
+}
+
+const char *
+sandbox_state_name(enum sandbox_state st)
+{
+	switch (st) {
+	case SANDBOX_RUNNING:
+		return "running";
+	case SANDBOX_PAUSED:
+		return "paused";
+	case SANDBOX_STOPPED:
+		return "stopped";
+	}
+	return "unknown";
+}
+
+/*
+ * A socket path may be longer than sun_path holds; then go through the
+ * directory's descriptor (/proc/self/fd/N/envd.sock), which is short.
+ */
+int
+sandbox_sockaddr(struct sandbox *sb, struct sockaddr_un *sun, int *dirfd)
+{
+	char	*path = sandbox_socket_path(sb), *run;
+
+	memset(sun, 0, sizeof *sun);
+	sun->sun_family = AF_UNIX;
+	*dirfd = -1;
+	if (strlen(path) < sizeof sun->sun_path) {
+		xstrlcpy(sun->sun_path, path, sizeof sun->sun_path);
+		free(path);
+		return 0;
+	}
+	free(path);
+	run = sandbox_path(sb, "run");
+	*dirfd = open(run, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	free(run);
+	if (*dirfd == -1)
+		return -1;
+	snprintf(sun->sun_path, sizeof sun->sun_path,
+	    "/proc/self/fd/%d/envd.sock", *dirfd);
+	return 0;
+}
+
+/* Is something listening on the control socket? (Cheap: no hello.) */
+int
+sandbox_socket_alive(struct sandbox *sb)
+{
+	struct sockaddr_un	 sun;
+	int			 s, dirfd, ok;
+
+	if (sandbox_sockaddr(sb, &sun, &dirfd) != 0)
+		return 0;
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+		if (dirfd != -1)
+			close(dirfd);
+		return 0;
+	}
+	ok = connect(s, (struct sockaddr *)&sun, sizeof sun) == 0;
+	close(s);
+	if (dirfd != -1)
+		close(dirfd);
+	return ok;
+}
+
+enum sandbox_state
+sandbox_state(struct sandbox *sb)
+{
+	char		*path;
+	struct stat	 st;
+	int		 paused;
+
+	if (sandbox_local_pid(sb) <= 0)
+		return SANDBOX_STOPPED;
+	if (!sandbox_socket_alive(sb))
+		return SANDBOX_STOPPED;
+	path = sandbox_path(sb, "run/paused");
+	paused = stat(path, &st) == 0;
+	free(path);
+	return paused ? SANDBOX_PAUSED : SANDBOX_RUNNING;
+}
+
+static int
+wait_readable(int fd, int ms)
+{
+	struct pollfd	 pfd = { fd, POLLIN, 0 };
+	int		 r;
+
+	do
+		r = poll(&pfd, 1, ms);
+	while (r == -1 && errno == EINTR);
+	return r;
+}
+
+/* Connect without the state checks: sandbox_start uses it during launch. */
+int
+sandbox_connect_raw(struct sandbox *sb, int timeout_ms, char **cause)
+{
+	struct sockaddr_un	 sun;
+	int			 s, dirfd, r;
+	cJSON			*req, *reply = NULL;
+	char			*err = NULL;
+
+	if (sandbox_sockaddr(sb, &sun, &dirfd) != 0) {
+		*cause = xprintf("sandbox '%s': %s", sb->id, strerror(errno));
+		return -1;
+	}
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		fatal("socket");
+	r = connect(s, (struct sockaddr *)&sun, sizeof sun);
+	if (dirfd != -1)
+		close(dirfd);
+	if (r != 0) {
+		*cause = xprintf("sandbox '%s': connect: %s", sb->id,
+		    strerror(errno));
+		close(s);
+		return -1;
+	}
+	req = cJSON_CreateObject();
+	cJSON_AddNumberToObject(req, "id", 0);
+	cJSON_AddStringToObject(req, "op", "hello");
+	cJSON_AddNumberToObject(req, "version", ENVD_VERSION);
+	r = frame_write_fd(s, req);
+	cJSON_Delete(req);
+	if (r != 0 || wait_readable(s, timeout_ms) <= 0 ||
+	    frame_read_fd(s, &reply, &err) != 1) {
+		*cause = xprintf("sandbox '%s': envd does not answer%s%s",
+		    sb->id, err != NULL ? ": " : "", err != NULL ? err : "");
+		free(err);
+		close(s);
+		return -1;
+	}
+	if (json_str(reply, "error") != NULL) {
+		*cause = xprintf("sandbox '%s': hello: %s", sb->id,
+		    json_str(reply, "error"));
+		cJSON_Delete(reply);
+		close(s);
+		return -1;
+	}
+	cJSON_Delete(reply);
+	return s;
+}
+
+int
+sandbox_connect(struct sandbox *sb, char **cause)
+{
+	switch (sandbox_state(sb)) {
+	case SANDBOX_STOPPED:
+		*cause = xprintf("sandbox '%s' is stopped (holt sandbox start "
+		    "%s)", sb->id, sb->id);
+		return -1;
+	case SANDBOX_PAUSED:
+		*cause = xprintf("sandbox '%s' is paused (holt sandbox resume "
+		    "%s)", sb->id, sb->id);
+		return -1;
+	case SANDBOX_RUNNING:
+		break;
+	}
+	return sandbox_connect_raw(sb, 5000, cause);
+}
+
+static void
+sandbox_new_id(char *id, size_t len)
+{
+	unsigned char	 r[6];
+	size_t		 i;
+
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		fatal("getrandom");
+	xstrlcpy(id, "sbx-", len);
+	for (i = 0; i < sizeof r; i++)
+		snprintf(id + 4 + 2 * i, len - 4 - 2 * i, "%02x", r[i]);
+}
+
+struct sandbox *
+sandbox_create(const struct sandbox_opts *o, char **cause)
+{
+	struct sandbox	**list, *sb;
+	char		  id[32], *dir, *path, *now;
+	size_t		  n, i;
+	cJSON		 *meta, *limits;
+	const char	 *subs[] = { "workspace", "home", "run", "run/envd" };
+
+	if (o->name != NULL) {
+		if (!sandbox_name_ok(o->name)) {
+			*cause = xprintf("name '%s': use letters, digits, '-', "
+			    "'_' and '.' (at most 64, not starting with sbx-)",
+			    o->name);
+			return NULL;
+		}
+		list = sandbox_list(&n);
+		for (i = 0; i < n; i++) {
+			if (strcmp(list[i]->name, o->name) == 0) {
+				*cause = xprintf("name '%s': already used by "
+				    "sandbox '%s'", o->name, list[i]->id);
+				sandbox_list_free(list, n);
+				return NULL;
+			}
+		}
+		sandbox_list_free(list, n);
+	}
+	if (file_mkdir_p(paths_sandboxes_dir(), 0700) != 0) {
+		*cause = xprintf("%s: %s", paths_sandboxes_dir(),
+		    strerror(errno));
+		return NULL;
+	}
+	do {
+		sandbox_new_id(id, sizeof id);
+		dir = paths_join(paths_sandboxes_dir(), id);
+		if (mkdir(dir, 0700) == 0)
+			break;
+		if (errno != EEXIST) {
+			*cause = xprintf("%s: %s", dir, strerror(errno));
+			free(dir);
+			return NULL;
+		}
+		free(dir);
+	} while (1);
+	for (i = 0; i < nitems(subs); i++) {
+		path = paths_join(dir, subs[i]);
+		if (mkdir(path, 0700) != 0) {
+			*cause = xprintf("%s: %s", path, strerror(errno));
+			free(path);
+			file_rm_rf(dir);
+			free(dir);
+			return NULL;
+		}
+		free(path);
+	}
+
+	meta = cJSON_CreateObject();
+	cJSON_AddStringToObject(meta, "id", id);
+	cJSON_AddStringToObject(meta, "name", o->name != NULL ? o->name : "");
+	now = json_time_now();
+	cJSON_AddStringToObject(meta, "created", now);
+	free(now);
+	cJSON_AddStringToObject(meta, "provider", "local");
+	cJSON_AddStringToObject(meta, "net", o->net ? "on" : "off");
+	limits = cJSON_AddObjectToObject(meta, "limits");
+	cJSON_AddNumberToObject(limits, "memory", (double)o->memory);
+	cJSON_AddNumberToObject(limits, "pids", o->pids);
+	path = paths_join(dir, "meta.json");
+	if (json_save_file(path, meta, cause) != 0) {
+		cJSON_Delete(meta);
+		free(path);
+		file_rm_rf(dir);
+		free(dir);
+		return NULL;
+	}
+	cJSON_Delete(meta);
+	free(path);
+	free(dir);
+
+	if ((sb = sandbox_load(id, cause)) == NULL)
+		return NULL;
+	if (sandbox_start(sb, cause) != 0) {
+		/* A sandbox that never ran is not kept half-made. */
+		path = NULL;
+		sandbox_stop(sb, &path);
+		free(path);
+		file_rm_rf(sb->dir);
+		sandbox_free(sb);
+		return NULL;
+	}
+	sandbox_touch(sb);
+	return sb;
+}
+
+int
+sandbox_rm(struct sandbox *sb, char **cause)
+{
+	if (sandbox_stop(sb, cause) != 0)
+		return -1;
+	if (file_rm_rf(sb->dir) != 0) {
+		*cause = xprintf("%s: %s", sb->dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}

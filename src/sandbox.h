@@ -1,0 +1,103 @@
+/*
+ * sandbox.h: local persistent sandboxes (DESIGN 3-4) and the blocking side
+ * of the envd protocol.
+ *
+ * A struct sandbox is one sandbox's metadata, read from
+ * data/sandboxes/<id>/meta.json; it holds no connection and no process.
+ * sandbox_create launches the sandbox (bubblewrap with holt-envd as pid 1)
+ * and returns it running; sandbox_open finds an existing one by id or
+ * unique name and never creates one. State is derived each time it is asked
+ * (pid file, process start time, control socket), so any process may open a
+ * sandbox another process created.
+ *
+ * Talking to a running sandbox: sandbox_connect returns a blocking,
+ * close-on-exec socket on which "hello" has been answered; the caller then
+ * speaks the envd protocol (holt-envd(8), PROTOCOL) itself, or uses the
+ * envd_* helpers below for one-shot work. Frames are holt.h's.
+ */
+#ifndef SANDBOX_H
+#define SANDBOX_H
+
+#include <stdint.h>
+
+#include "holt.h"
+
+struct sandbox;	/* opaque: one sandbox's metadata */
+
+enum sandbox_state { SANDBOX_RUNNING, SANDBOX_PAUSED, SANDBOX_STOPPED };
+
+struct sandbox_opts {
+	const char	*name;		/* NULL: none */
+	int		 net;		/* 0: --net off (loopback only), 1: on */
+	long long	 memory;	/* bytes, 0: no limit */
+	int		 pids;		/* max processes, 0: no limit */
+};
+
+/* Create and start a sandbox. */
+struct sandbox *sandbox_create(const struct sandbox_opts *, char **cause);
+/*
+ * Find a sandbox by id or unique name. NULL with *cause set when it does not
+ * exist (sandbox_errno_unknown() is then 1) or its meta.json is corrupt.
+ */
+struct sandbox *sandbox_open(const char *id_or_name, char **cause);
+int	 sandbox_errno_unknown(void);	/* last sandbox_open: no such one */
+/* Every sandbox, sorted by creation time; corrupt ones are warned about. */
+struct sandbox **sandbox_list(size_t *n);
+void	 sandbox_list_free(struct sandbox **, size_t);
+void	 sandbox_free(struct sandbox *);
+
+const char *sandbox_id(struct sandbox *);
+const char *sandbox_name(struct sandbox *);	/* "" when unnamed */
+const char *sandbox_dir(struct sandbox *);	/* data/sandboxes/<id> */
+const char *sandbox_created(struct sandbox *);	/* RFC 3339 */
+int	 sandbox_net(struct sandbox *);
+long long sandbox_memory(struct sandbox *);
+int	 sandbox_pids(struct sandbox *);
+uint64_t sandbox_last_used(struct sandbox *);	/* ms since the epoch */
+char	*sandbox_workspace(struct sandbox *);	/* host path of workspace/, caller frees */
+char	*sandbox_socket_path(struct sandbox *);	/* run/envd.sock, caller frees */
+
+enum sandbox_state sandbox_state(struct sandbox *);
+const char *sandbox_state_name(enum sandbox_state);
+
+int	 sandbox_start(struct sandbox *, char **cause);	/* no-op if running */
+int	 sandbox_stop(struct sandbox *, char **cause);	/* no-op if stopped */
+int	 sandbox_pause(struct sandbox *, char **cause);
+int	 sandbox_resume(struct sandbox *, char **cause);
+int	 sandbox_rm(struct sandbox *, char **cause);	/* stop + delete */
+/* A connected envd socket, "hello" answered, blocking, CLOEXEC. */
+int	 sandbox_connect(struct sandbox *, char **cause);
+void	 sandbox_touch(struct sandbox *);	/* update "last used" */
+
+/* sandbox-seccomp.c: the BPF program for bwrap --seccomp, in a memfd. */
+int	 sandbox_seccomp_fd(char **cause);
+
+/*
+ * envd-client.c: blocking calls for one-shot users (the CLI, tests). Each
+ * takes a socket from sandbox_connect; they may be mixed on one socket but
+ * not used while an exec started by the caller is still streaming.
+ */
+#define ENVD_VERSION 1
+#define ENVD_READ_MAX (4U * 1024 * 1024)	/* bytes per read/write frame */
+
+/* Payload encoding: "data" when valid UTF-8 without NUL, else "data_b64". */
+void	 envd_data_set(cJSON *, const void *, size_t);
+int	 envd_data_get(const cJSON *, struct buf *);	/* -1: bad base64 */
+char	*envd_b64_encode(const void *, size_t);	/* caller frees */
+int	 envd_b64_decode(const char *, struct buf *);
+
+/* Send req (an "id" is added) and wait for the reply with that id. */
+cJSON	*envd_call(int fd, cJSON *req, char **cause);	/* takes req */
+char	*envd_read_file(int fd, const char *path, size_t *lenp, char **cause);
+int	 envd_write_file(int fd, const char *path, const void *, size_t,
+	     int mode, char **cause);
+cJSON	*envd_list(int fd, const char *path, int depth, char **cause);
+/*
+ * Run cmd (by /bin/sh -c) and collect its output; out/err may be NULL.
+ * Returns the exit code (128 + signal when killed, 124 on timeout), -1 on a
+ * protocol error.
+ */
+int	 envd_exec_simple(int fd, const char *cmd, int timeout_ms,
+	     struct buf *out, struct buf *err, char **cause);
+
+#endif
