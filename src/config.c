@@ -376,7 +376,9 @@ config_get_bool(const char *key)
 static int
 config_is_secret(const char *key)
 {
-	return strstr(key, "_key") != NULL || strstr(key, "token") != NULL;
+	return strcmp(key, "openai_api_key") == 0 ||
+	    strcmp(key, "anthropic_api_key") == 0 ||
+	    strcmp(key, "git_token") == 0;
 }
 
 void

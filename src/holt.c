@@ -147,6 +147,12 @@ main(int argc, char **argv)
 
 	if (argc == 0) {
 		/* No command: attach or start a session here (holt(1)). */
+		char *cause = NULL;
+		if (config_load(NULL, &cause) != 0) {
+			fprintf(stderr, "holt: %s\n", cause);
+			free(cause);
+			return EXIT_USAGE;
+		}
 		ce = cmd_find("new");
 		return ce->exec(0, argv);
 	}
@@ -154,6 +160,16 @@ main(int argc, char **argv)
 		fprintf(stderr, "holt: unknown command '%s' (holt help lists "
 		    "them)\n", argv[0]);
 		return EXIT_USAGE;
+	}
+	/* A broken holt.conf stops every command but these, which must work. */
+	if (strcmp(ce->name, "config") != 0 && strcmp(ce->name, "help") != 0 &&
+	    strcmp(ce->name, "version") != 0 && !cmd_wants_help(argc, argv)) {
+		char *cause = NULL;
+		if (config_load(NULL, &cause) != 0) {
+			fprintf(stderr, "holt: %s\n", cause);
+			free(cause);
+			return EXIT_USAGE;
+		}
 	}
 	optind = 0;	/* commands parse their own options with getopt */
 	return ce->exec(argc, argv);
