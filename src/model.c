@@ -82,6 +82,7 @@ struct model_request {
 	struct buf	 errbody;
 	int		 got_body;
 	int		 idle_fired;
+	uint64_t	 started;	/* mono_ms of the attempt */
 	enum model_error serr;
 	char		*scause;	/* stream error seen while receiving */
 	char		 errbuf[CURL_ERROR_SIZE];
@@ -583,6 +584,7 @@ model_start_http(struct model_request *req)
 	buf_reset(&req->errbody);
 	req->got_body = 0;
 	req->idle_fired = 0;
+	req->started = mono_ms();
 	free(req->scause);
 	req->scause = NULL;
 	model_stream_free(req->ms);
@@ -639,9 +641,13 @@ model_attempt_done(struct model_request *req, CURLcode code)
 		    config_get("idle_timeout")));
 		return;
 	}
-	if (code == CURLE_OPERATION_TIMEDOUT && req->got_body) {
-		model_finish(req, MODEL_ERR_TIMEOUT, xprintf("%s: the reply "
-		    "took longer than %s s (request_timeout)", prov,
+	if (code == CURLE_OPERATION_TIMEDOUT && (model_conf_ms(
+	    "request_timeout") == 0 || mono_ms() - req->started + 100 >=
+	    (uint64_t)model_conf_ms("request_timeout"))) {
+		/* Not retried: the whole request_timeout is spent. (Else it
+		 * was the connect timeout, retried below.) */
+		model_finish(req, MODEL_ERR_TIMEOUT, xprintf("%s: no complete "
+		    "reply from %s within %s s (request_timeout)", prov, m->url,
 		    config_get("request_timeout")));
 		return;
 	}
@@ -654,17 +660,9 @@ model_attempt_done(struct model_request *req, CURLcode code)
 			    req->errbuf : curl_easy_strerror(code)));
 			return;
 		}
-		if (code == CURLE_OPERATION_TIMEDOUT)
-			err = MODEL_ERR_TIMEOUT;
-		else
-			err = MODEL_ERR_NETWORK;
-		msg = xprintf("%s: cannot reach %s: %s", prov, m->url,
-		    req->errbuf[0] != '\0' ? req->errbuf :
-		    curl_easy_strerror(code));
-		if (err == MODEL_ERR_TIMEOUT)
-			model_finish(req, err, msg);
-		else
-			model_retry(req, err, msg);
+		model_retry(req, MODEL_ERR_NETWORK, xprintf("%s: cannot reach "
+		    "%s: %s", prov, m->url, req->errbuf[0] != '\0' ?
+		    req->errbuf : curl_easy_strerror(code)));
 		return;
 	}
 	if (req->status >= 200 && req->status < 300) {
