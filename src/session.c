@@ -140,7 +140,7 @@ session_list(size_t *np)
 }
 
 cJSON *
-event_new(const char *type)
+evlog_new(const char *type)
 {
 	cJSON	*ev = cJSON_CreateObject();
 
@@ -382,7 +382,7 @@ session_event_append(const char *name, const char *type, cJSON *fields,
 	}
 	if ((el = eventlog_open(name, cause)) == NULL)
 		return -1;
-	ev = event_new(type);
+	ev = evlog_new(type);
 	if (fields != NULL) {
 		cJSON_ArrayForEach(f, fields)
 			cJSON_AddItemToObject(ev, f->string,

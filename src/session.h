@@ -44,7 +44,7 @@ cJSON	*eventlog_read(const char *name, char **warning, char **cause);
 /* One-shot append for other processes (holt pr): open, append, sync, close. */
 int	 session_event_append(const char *name, const char *type, cJSON *fields,
 	     char **cause);
-cJSON	*event_new(const char *type);	/* {"type": type} */
+cJSON	*evlog_new(const char *type);	/* {"type": type} */
 
 /* secret.c: values that must never be logged, shown or sent to a model. */
 void	 secret_init(void);
