@@ -969,11 +969,21 @@ svc_kill(struct service *s)
 		kill_tree_hard(s->pid);
 }
 
+static void svc_read(struct service *);
+
 static void
 svc_exited(struct service *s, int status)
 {
 	uint64_t	 ran = mono_ms() - s->started_ms, delay;
+	int		 k;
 
+	/* Its last words go in the log before the note of its death. */
+	for (k = 0; k < 64 && s->out_fd != -1; k++) {
+		uint64_t before = s->log_size;
+		svc_read(s);
+		if (s->log_size == before)
+			break;
+	}
 	s->pid = 0;
 	s->last_status = status;
 	if (WIFEXITED(status))
