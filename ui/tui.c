@@ -1,0 +1,1464 @@
+/*
+ * tui.c: the client's loop and screen. One poll() loop reads the terminal,
+ * the server socket, the workspace watch (inotify) and a self-pipe for
+ * signals; nothing in it blocks. Code that changes what is shown only marks
+ * a pane dirty; tui_draw runs once before the loop sleeps, redraws the dirty
+ * panes into their windows (wnoutrefresh) and calls doupdate() once.
+ *
+ * Layout (DESIGN 9): a status bar on the first row, the file tree beside the
+ * agent transcript, the output pane below them and the input line at the
+ * bottom; full-screen overlays (diff, viewer, help) and the approval modal
+ * sit over the panes. Below 80x24 only a "terminal too small" notice shows.
+ */
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "ui.h"
+
+#define TUI_MIN_COLS	80
+#define TUI_MIN_ROWS	24
+#define TUI_READ_MAX	(256 * 1024)	/* server bytes per loop turn */
+#define TUI_INPUT_MAX	5		/* rows of the input line */
+
+/* The lead's client.c, when it is linked: connects and says hello. */
+extern int client_connect(char **) __attribute__((weak));
+
+struct tui {
+	char		*session;
+	int		 readonly;
+
+	int		 fd;
+	struct frame_decoder dec;
+	struct buf	 out;
+	int		 next_id;
+	cJSON		*state;
+
+	struct pane	 panes[PANE_COUNT];
+	WINDOW		*frames[PANE_COUNT];
+	WINDOW		*status;
+	WINDOW		*modal;
+	WINDOW		*over;
+	int		 focus;
+	int		 zoom;		/* pane index, or -1 */
+	int		 prefix;	/* the prefix key was pressed */
+
+	struct approval	*approval;
+	struct overlay	 overlay;
+	int		 overlay_on;
+	int		 overlay_dirty;
+	int		 modal_shown;
+
+	int		 prompt_on;
+	char		*prompt_label;
+	struct buf	 prompt_text;
+	size_t		 prompt_cursor;
+	tui_prompt_cb	 prompt_cb;
+	tui_prompt_cb	 prompt_tab;
+	void		*prompt_arg;
+
+	char		*flash;
+	uint64_t	 flash_until;
+
+	int		 rows, cols;
+	int		 too_small;
+	int		 status_dirty;
+	int		 layout_dirty;
+
+	int		 done;
+	int		 detached;
+	char		*exit_cause;
+};
+
+static int		tui_sigpipe[2] = { -1, -1 };
+static struct termios	tui_saved_tio;
+static int		tui_saved_ok;
+static volatile sig_atomic_t tui_got_winch, tui_got_term;
+
+static const struct view *tui_views[PANE_COUNT] = {
+	&view_tree, &view_agent, &view_output, &view_input
+};
+
+/* Restore the terminal from a signal handler: only async-signal-safe calls. */
+static void
+tui_restore_raw(void)
+{
+	static const char seq[] = "\033[?1000l\033[?1002l\033[?1006l"
+	    "\033[0m\033[?25h\033[?1049l\r\n";
+	ssize_t	 n;
+
+	n = write(STDOUT_FILENO, seq, sizeof seq - 1);
+	(void)n;
+	if (tui_saved_ok)
+		tcsetattr(STDIN_FILENO, TCSAFLUSH, &tui_saved_tio);
+}
+
+static void
+tui_crash(int sig)
+{
+	tui_restore_raw();
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void
+tui_signal(int sig)
+{
+	int	 saved = errno;
+	char	 c = (char)sig;
+	ssize_t	 n;
+
+	if (sig == SIGWINCH)
+		tui_got_winch = 1;
+	else
+		tui_got_term = 1;
+	if (tui_sigpipe[1] != -1) {
+		n = write(tui_sigpipe[1], &c, 1);
+		(void)n;
+	}
+	errno = saved;
+}
+
+static void
+tui_signals(void)
+{
+	struct sigaction	 sa;
+	int			 crash[] = { SIGSEGV, SIGBUS, SIGABRT, SIGFPE,
+				     SIGILL };
+	size_t			 i;
+
+	memset(&sa, 0, sizeof sa);
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = tui_signal;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGWINCH, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGQUIT, &sa, NULL);
+	sa.sa_handler = tui_crash;
+	sa.sa_flags = SA_RESETHAND;
+	for (i = 0; i < nitems(crash); i++)
+		sigaction(crash[i], &sa, NULL);
+}
+
+/* -------------------------------------------------------------------- */
+/* The connection. */
+
+static char *
+tui_socket_path(void)
+{
+	if (cmd_socket_path != NULL)
+		return xstrdup(cmd_socket_path);
+	return paths_join(paths_run_dir(), cmd_socket_name != NULL ?
+	    cmd_socket_name : "default");
+}
+
+static int
+tui_connect(char **cause)
+{
+	struct sockaddr_un	 sun;
+	cJSON			*m, *r = NULL;
+	char			*path, *why = NULL;
+	const char		*type;
+	int			 fd, rc;
+
+	if (client_connect != NULL)
+		return client_connect(cause);
+	path = tui_socket_path();
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (xstrlcpy(sun.sun_path, path, sizeof sun.sun_path) >=
+	    sizeof sun.sun_path) {
+		*cause = xprintf("socket '%s': path too long", path);
+		free(path);
+		return -1;
+	}
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		fatal("socket");
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
+		*cause = xprintf("server '%s': %s (is the server running? "
+		    "holt server starts it)", path, strerror(errno));
+		close(fd);
+		free(path);
+		return -1;
+	}
+	m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "type", "hello");
+	cJSON_AddNumberToObject(m, "version", HOLT_PROTOCOL_VERSION);
+	cJSON_AddStringToObject(m, "client", "tui");
+	rc = frame_write_fd(fd, m);
+	cJSON_Delete(m);
+	if (rc == 0)
+		rc = frame_read_fd(fd, &r, &why);
+	if (rc <= 0) {
+		*cause = xprintf("server '%s': no hello (%s)", path,
+		    why != NULL ? why : rc == 0 ? "closed" : strerror(errno));
+		free(why);
+		close(fd);
+		free(path);
+		return -1;
+	}
+	type = json_str(r, "type");
+	if (type == NULL || strcmp(type, "hello") != 0) {
+		*cause = xprintf("server '%s': %s", path,
+		    json_str(r, "message") != NULL ? json_str(r, "message") :
+		    "unexpected answer to hello");
+		cJSON_Delete(r);
+		close(fd);
+		free(path);
+		return -1;
+	}
+	cJSON_Delete(r);
+	free(path);
+	return fd;
+}
+
+void
+tui_send(struct tui *t, cJSON *m)
+{
+	char	*data;
+	size_t	 len;
+
+	if (cJSON_GetObjectItem(m, "id") == NULL)
+		cJSON_AddNumberToObject(m, "id", ++t->next_id);
+	data = frame_encode(m, &len);
+	buf_add(&t->out, data, len);
+	free(data);
+	cJSON_Delete(m);
+}
+
+static cJSON *
+tui_request(struct tui *t, const char *type)
+{
+	cJSON	*m = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(m, "type", type);
+	cJSON_AddStringToObject(m, "session", t->session);
+	return m;
+}
+
+void
+tui_send_message(struct tui *t, const char *text)
+{
+	cJSON	*m;
+
+	if (t->readonly) {
+		tui_flash(t, "read-only: messages are not sent");
+		return;
+	}
+	m = tui_request(t, "send");
+	cJSON_AddStringToObject(m, "text", text);
+	tui_send(t, m);
+}
+
+const cJSON *
+tui_state(struct tui *t)
+{
+	return t->state;
+}
+
+const char *
+tui_session(struct tui *t)
+{
+	return t->session;
+}
+
+int
+tui_readonly(struct tui *t)
+{
+	return t->readonly;
+}
+
+void
+tui_flash(struct tui *t, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	free(t->flash);
+	va_start(ap, fmt);
+	xvasprintf(&t->flash, fmt, ap);
+	va_end(ap);
+	t->flash_until = mono_ms() + 4000;
+	t->status_dirty = 1;
+}
+
+void
+pane_dirty(struct pane *p)
+{
+	p->dirty = 1;
+}
+
+void
+pane_set_title(struct pane *p, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*s;
+
+	va_start(ap, fmt);
+	xvasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (p->title != NULL && strcmp(p->title, s) == 0) {
+		free(s);
+		return;
+	}
+	free(p->title);
+	p->title = s;
+	p->dirty = 1;	/* the frame, drawn with the pane, carries it */
+}
+
+void
+tui_redraw_all(struct tui *t)
+{
+	t->layout_dirty = 1;
+}
+
+/* -------------------------------------------------------------------- */
+/* Server messages. */
+
+static void
+tui_dispatch_event(struct tui *t, const cJSON *ev, int live)
+{
+	int	 i;
+
+	for (i = 0; i < PANE_COUNT; i++) {
+		if (t->panes[i].view->event != NULL)
+			t->panes[i].view->event(&t->panes[i], ev, live);
+	}
+	approval_event(t->approval, ev);
+	t->status_dirty = 1;
+}
+
+static void
+tui_set_state(struct tui *t, const cJSON *st)
+{
+	const char	*ws, *base;
+
+	if (st == NULL || !cJSON_IsObject(st))
+		return;
+	cJSON_Delete(t->state);
+	t->state = cJSON_Duplicate(st, 1);
+	approval_state(t->approval, t->state);
+	ws = json_str(t->state, "workspace");
+	base = json_str(t->state, "base_commit");
+	view_tree_set_root(&t->panes[PANE_TREE], ws, base);
+	t->status_dirty = 1;
+}
+
+static void
+tui_message(struct tui *t, cJSON *m)
+{
+	const char	*type = json_str(m, "type");
+	const cJSON	*evs, *ev;
+
+	if (type == NULL)
+		return;
+	if (strcmp(type, "snapshot") == 0) {
+		tui_set_state(t, cJSON_GetObjectItem(m, "session"));
+		evs = cJSON_GetObjectItem(m, "events");
+		cJSON_ArrayForEach(ev, evs)
+			tui_dispatch_event(t, ev, 0);
+	} else if (strcmp(type, "event") == 0) {
+		ev = cJSON_GetObjectItem(m, "event");
+		if (ev != NULL)
+			tui_dispatch_event(t, ev, 1);
+	} else if (strcmp(type, "state") == 0)
+		tui_set_state(t, cJSON_GetObjectItem(m, "session"));
+	else if (strcmp(type, "error") == 0) {
+		tui_flash(t, "error: %s", json_str(m, "message") != NULL ?
+		    json_str(m, "message") : "?");
+	} else if (strcmp(type, "exit") == 0 || strcmp(type, "detached") == 0) {
+		t->done = 1;
+		t->detached = 1;
+	}
+}
+
+static void
+tui_read_server(struct tui *t)
+{
+	char	 data[65536];
+	ssize_t	 n;
+	size_t	 total = 0;
+	cJSON	*m;
+	char	*why = NULL;
+	int	 rc;
+
+	while (total < TUI_READ_MAX) {
+		n = read(t->fd, data, sizeof data);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				break;
+			t->exit_cause = xprintf("server connection: %s",
+			    strerror(errno));
+			t->done = 1;
+			return;
+		}
+		if (n == 0) {
+			t->exit_cause = xstrdup("server exited");
+			t->done = 1;
+			break;
+		}
+		frame_decoder_feed(&t->dec, data, (size_t)n);
+		total += (size_t)n;
+		while ((rc = frame_decoder_next(&t->dec, &m, &why)) == 1) {
+			tui_message(t, m);
+			cJSON_Delete(m);
+		}
+		if (rc == -1) {
+			t->exit_cause = xprintf("server connection: %s", why);
+			free(why);
+			t->done = 1;
+			return;
+		}
+	}
+}
+
+static void
+tui_write_server(struct tui *t)
+{
+	ssize_t	 n;
+
+	while (t->out.len > 0) {
+		n = write(t->fd, t->out.data, t->out.len);
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EAGAIN) {
+				t->exit_cause = xprintf("server connection: %s",
+				    strerror(errno));
+				t->done = 1;
+			}
+			return;
+		}
+		buf_remove_front(&t->out, (size_t)n);
+	}
+}
+
+/* -------------------------------------------------------------------- */
+/* Layout and drawing. */
+
+static void
+tui_place(WINDOW **w, int h, int x, int y, int width)
+{
+	if (*w != NULL)
+		delwin(*w);
+	*w = NULL;
+	if (h > 0 && width > 0)
+		*w = newwin(h, width, y, x);
+	if (*w != NULL)
+		keypad(*w, FALSE);
+}
+
+static void
+tui_place_pane(struct tui *t, int i, int x, int y, int w, int h)
+{
+	struct pane	*p = &t->panes[i];
+	int		 border = (i != PANE_INPUT);
+
+	p->x = x;
+	p->y = y;
+	p->w = w;
+	p->h = h;
+	p->hidden = (w <= 2 || h <= (border ? 2 : 0));
+	if (p->hidden) {
+		tui_place(&t->frames[i], 0, 0, 0, 0);
+		tui_place(&p->win, 0, 0, 0, 0);
+		return;
+	}
+	if (border) {
+		tui_place(&t->frames[i], h, x, y, w);
+		tui_place(&p->win, h - 2, x + 1, y + 1, w - 2);
+		if (p->view->resize != NULL)
+			p->view->resize(p, w - 2, h - 2);
+	} else {
+		tui_place(&t->frames[i], 0, 0, 0, 0);
+		tui_place(&p->win, h, x, y, w);
+		if (p->view->resize != NULL)
+			p->view->resize(p, w, h);
+	}
+	p->dirty = 1;
+}
+
+static int
+tui_input_rows(struct tui *t)
+{
+	int	 n = t->panes[PANE_INPUT].want_h;
+
+	if (t->prompt_on || n < 1)
+		return 1;
+	return n > TUI_INPUT_MAX ? TUI_INPUT_MAX : n;
+}
+
+static void
+tui_layout(struct tui *t)
+{
+	int	 inh, top, mainh, toph, outh, treew, i;
+
+	getmaxyx(stdscr, t->rows, t->cols);
+	t->too_small = (t->cols < TUI_MIN_COLS || t->rows < TUI_MIN_ROWS);
+	t->layout_dirty = 0;
+	t->status_dirty = 1;
+	t->overlay_dirty = 1;
+	erase();
+	wnoutrefresh(stdscr);
+	if (t->too_small) {
+		for (i = 0; i < PANE_COUNT; i++)
+			tui_place_pane(t, i, 0, 0, 0, 0);
+		tui_place(&t->status, 0, 0, 0, 0);
+		tui_place(&t->modal, 0, 0, 0, 0);
+		tui_place(&t->over, 0, 0, 0, 0);
+		return;
+	}
+	tui_place(&t->status, 1, 0, 0, t->cols);
+	tui_place(&t->over, t->rows - 1, 0, 1, t->cols);
+	inh = tui_input_rows(t);
+	top = 1;
+	mainh = t->rows - top - inh;
+	if (t->zoom >= 0 && t->zoom != PANE_INPUT) {
+		for (i = 0; i < PANE_INPUT; i++) {
+			if (i == t->zoom)
+				tui_place_pane(t, i, 0, top, t->cols, mainh);
+			else
+				tui_place_pane(t, i, 0, 0, 0, 0);
+		}
+	} else {
+		outh = mainh * 2 / 5;
+		if (outh < 5)
+			outh = 5;
+		toph = mainh - outh;
+		treew = t->cols / 4;
+		if (treew < 20)
+			treew = 20;
+		if (treew > 40)
+			treew = 40;
+		tui_place_pane(t, PANE_TREE, 0, top, treew, toph);
+		tui_place_pane(t, PANE_AGENT, treew, top, t->cols - treew,
+		    toph);
+		tui_place_pane(t, PANE_OUTPUT, 0, top + toph, t->cols, outh);
+	}
+	tui_place_pane(t, PANE_INPUT, 0, t->rows - inh, t->cols, inh);
+}
+
+static void
+tui_draw_frame(struct tui *t, int i)
+{
+	struct pane	*p = &t->panes[i];
+	WINDOW		*f = t->frames[i];
+	enum ui_role	 role;
+	const char	*title;
+	int		 w;
+
+	if (f == NULL)
+		return;
+	role = (i == t->focus) ? ROLE_BORDER_FOCUS : ROLE_BORDER;
+	werase(f);
+	wattr_set(f, theme_attr(role) & ~A_COLOR, (short)theme_pair(role),
+	    NULL);
+	box(f, 0, 0);
+	title = p->title != NULL ? p->title : p->view->name;
+	w = getmaxx(f);
+	mvwaddch(f, 0, 1, ' ');
+	text_draw_role(f, 0, 2, title, strlen(title), w - 5,
+	    i == t->focus ? ROLE_BORDER_FOCUS : ROLE_TITLE);
+	waddch(f, ' ');
+	if (t->zoom == i)
+		text_draw_role(f, 0, w - 9, " zoom ", 6, 6, ROLE_TITLE);
+	wnoutrefresh(f);
+}
+
+static const char *
+tui_spinner(void)
+{
+	static const char *frames[] = {
+		"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"
+	};
+
+	return frames[(mono_ms() / 100) % nitems(frames)];
+}
+
+static void
+tui_fmt_tokens(struct buf *b, double n)
+{
+	if (n >= 1e6)
+		buf_addf(b, "%.1fM", n / 1e6);
+	else if (n >= 1e3)
+		buf_addf(b, "%.1fk", n / 1e3);
+	else
+		buf_addf(b, "%.0f", n);
+}
+
+static void
+tui_status_seg(WINDOW *w, int *x, int cols, const char *s, enum ui_role role)
+{
+	if (*x >= cols)
+		return;
+	if (*x > 0) {
+		*x += text_draw_role(w, 0, *x, " │ ", 5, cols - *x,
+		    ROLE_STATUS);
+	}
+	*x += text_draw_role(w, 0, *x, s, strlen(s), cols - *x, role);
+}
+
+static void
+tui_draw_status(struct tui *t)
+{
+	WINDOW		*w = t->status;
+	const cJSON	*st = t->state;
+	struct buf	 b = BUF_INIT;
+	const char	*s, *state;
+	enum ui_role	 role;
+	int		 x = 0, n, fl;
+
+	if (w == NULL)
+		return;
+	wattr_set(w, theme_attr(ROLE_STATUS) & ~A_COLOR,
+	    (short)theme_pair(ROLE_STATUS), NULL);
+	mvwhline(w, 0, 0, ' ', t->cols);
+	x = text_draw_role(w, 0, 0, " holt", 5, t->cols, ROLE_STATUS);
+	tui_status_seg(w, &x, t->cols, t->session, ROLE_STATUS);
+	buf_addf(&b, "sbx %s", (s = json_str(st, "sandbox_state")) != NULL ?
+	    s : "?");
+	tui_status_seg(w, &x, t->cols, buf_str(&b), ROLE_STATUS);
+	if ((s = json_str(st, "model")) != NULL && *s != '\0')
+		tui_status_seg(w, &x, t->cols, s, ROLE_STATUS);
+	buf_reset(&b);
+	buf_addf(&b, "step %.0f/%.0f", json_num(st, "step", 0),
+	    json_num(st, "steps_cap", 0));
+	tui_status_seg(w, &x, t->cols, buf_str(&b), ROLE_STATUS);
+	buf_reset(&b);
+	tui_fmt_tokens(&b, json_num(st, "input_tokens", 0) +
+	    json_num(st, "output_tokens", 0));
+	buf_addf(&b, " tok $%.2f", json_num(st, "cost_usd", 0));
+	tui_status_seg(w, &x, t->cols, buf_str(&b), ROLE_STATUS);
+	tui_status_seg(w, &x, t->cols, (s = json_str(st, "mode")) != NULL ?
+	    s : "?", ROLE_STATUS);
+
+	state = json_str(st, "state");
+	if (state == NULL)
+		state = "?";
+	buf_reset(&b);
+	role = ROLE_STATUS_IDLE;
+	if (strcmp(state, "working") == 0) {
+		buf_addf(&b, " %s working ", tui_spinner());
+		role = ROLE_STATUS_BUSY;
+	} else if (strcmp(state, "waiting") == 0) {
+		buf_addf(&b, " waiting for you ");
+		role = ROLE_STATUS_ALERT;
+	} else if (strcmp(state, "error") == 0) {
+		buf_addf(&b, " error ");
+		role = ROLE_STATUS_ALERT;
+	} else
+		buf_addf(&b, " %s ", state);
+	tui_status_seg(w, &x, t->cols, buf_str(&b), role);
+	if ((n = approval_count(t->approval)) > 0) {
+		buf_reset(&b);
+		buf_addf(&b, " %d approval%s ", n, n == 1 ? "" : "s");
+		tui_status_seg(w, &x, t->cols, buf_str(&b), ROLE_STATUS_ALERT);
+	}
+	if (t->readonly)
+		tui_status_seg(w, &x, t->cols, "read-only", ROLE_STATUS);
+	if (t->flash != NULL && mono_ms() < t->flash_until) {
+		fl = text_width(t->flash, strlen(t->flash));
+		if (x + 3 + fl > t->cols)
+			tui_status_seg(w, &x, t->cols, t->flash, ROLE_STATUS);
+		else {
+			text_draw_role(w, 0, t->cols - fl - 1, t->flash,
+			    strlen(t->flash), fl, ROLE_STATUS);
+		}
+	}
+	buf_release(&b);
+	wnoutrefresh(w);
+}
+
+static void
+tui_draw_prompt(struct tui *t)
+{
+	WINDOW	*w = t->panes[PANE_INPUT].win;
+	int	 x, cw, cols;
+
+	if (w == NULL)
+		return;
+	cols = getmaxx(w);
+	werase(w);
+	x = text_draw_role(w, 0, 0, t->prompt_label, strlen(t->prompt_label),
+	    cols, ROLE_PENDING);
+	x += text_draw_role(w, 0, x, " ", 1, cols - x, ROLE_INPUT);
+	cw = text_width(t->prompt_text.data, t->prompt_cursor);
+	/* Keep the cursor on screen: show the tail of a long answer. */
+	if (x + cw >= cols) {
+		size_t skip = text_fit(t->prompt_text.data, t->prompt_cursor,
+		    x + cw - cols + 1, NULL);
+		text_draw_role(w, 0, x, t->prompt_text.data + skip,
+		    t->prompt_text.len - skip, cols - x, ROLE_INPUT);
+		wmove(w, 0, cols - 1);
+	} else {
+		text_draw_role(w, 0, x, buf_str(&t->prompt_text),
+		    t->prompt_text.len, cols - x, ROLE_INPUT);
+		wmove(w, 0, x + cw);
+	}
+	wnoutrefresh(w);
+}
+
+static void
+tui_draw(struct tui *t)
+{
+	const char	*msg;
+	int		 i, any = 0, mh, mw;
+
+	if (t->layout_dirty)
+		tui_layout(t);
+	if (t->too_small) {
+		erase();
+		msg = "terminal too small";
+		mvaddstr(t->rows / 2, 0, msg);
+		mvprintw(t->rows / 2 + 1, 0, "%dx%d, need %dx%d", t->cols,
+		    t->rows, TUI_MIN_COLS, TUI_MIN_ROWS);
+		refresh();
+		return;
+	}
+	if (t->flash != NULL && mono_ms() >= t->flash_until) {
+		free(t->flash);
+		t->flash = NULL;
+		t->status_dirty = 1;
+	}
+	if (t->status_dirty) {
+		tui_draw_status(t);
+		t->status_dirty = 0;
+	}
+	if (t->overlay_on) {
+		if (t->overlay_dirty && t->over != NULL) {
+			werase(t->over);
+			t->overlay.ops->draw(&t->overlay, t->over,
+			    getmaxx(t->over), getmaxy(t->over));
+			wnoutrefresh(t->over);
+		}
+		t->overlay_dirty = 0;
+	} else {
+		for (i = 0; i < PANE_COUNT; i++) {
+			struct pane *p = &t->panes[i];
+
+			if (!p->dirty || p->hidden || p->win == NULL)
+				continue;
+			p->dirty = 0;
+			any = 1;
+			if (i == PANE_INPUT && t->prompt_on)
+				continue;
+			tui_draw_frame(t, i);
+			werase(p->win);
+			p->view->draw(p, p->win);
+			wnoutrefresh(p->win);
+		}
+		if (t->prompt_on)
+			tui_draw_prompt(t);
+		if (approval_count(t->approval) > 0) {
+			if (any || !t->modal_shown || t->modal == NULL) {
+				mh = t->rows * 2 / 3;
+				mw = t->cols * 4 / 5;
+				tui_place(&t->modal, mh, (t->cols - mw) / 2,
+				    (t->rows - mh) / 2, mw);
+				if (t->modal != NULL) {
+					werase(t->modal);
+					approval_draw(t->approval, t->modal,
+					    mw, mh);
+					wnoutrefresh(t->modal);
+				}
+				t->modal_shown = 1;
+			}
+		} else if (t->modal_shown) {
+			t->modal_shown = 0;
+			tui_place(&t->modal, 0, 0, 0, 0);
+			t->layout_dirty = 1;
+		}
+	}
+	/* The cursor sits in the line being edited, else it is hidden. */
+	if (t->prompt_on && !t->overlay_on && t->panes[PANE_INPUT].win) {
+		curs_set(1);
+		tui_draw_prompt(t);
+	} else if (t->focus == PANE_INPUT && !t->overlay_on &&
+	    approval_count(t->approval) == 0 && t->panes[PANE_INPUT].win) {
+		curs_set(1);
+		wnoutrefresh(t->panes[PANE_INPUT].win);
+	} else
+		curs_set(0);
+	doupdate();
+}
+
+/* -------------------------------------------------------------------- */
+/* Prompts and overlays. */
+
+void
+tui_prompt(struct tui *t, const char *label, const char *initial,
+    tui_prompt_cb cb, void *arg)
+{
+	free(t->prompt_label);
+	t->prompt_label = xstrdup(label);
+	buf_reset(&t->prompt_text);
+	if (initial != NULL)
+		buf_adds(&t->prompt_text, initial);
+	t->prompt_cursor = t->prompt_text.len;
+	t->prompt_cb = cb;
+	t->prompt_tab = NULL;
+	t->prompt_arg = arg;
+	t->prompt_on = 1;
+	t->layout_dirty = 1;
+}
+
+static void
+tui_prompt_end(struct tui *t, int ok)
+{
+	tui_prompt_cb	 cb = t->prompt_cb;
+	void		*arg = t->prompt_arg;
+	char		*text = xstrdup(buf_str(&t->prompt_text));
+
+	t->prompt_on = 0;
+	t->layout_dirty = 1;
+	t->overlay_dirty = 1;
+	cb(t, arg, ok ? text : NULL);
+	free(text);
+}
+
+/* Insert the UTF-8 form of KEY into B at *cur. */
+static void
+tui_insert_key(struct buf *b, size_t *cur, int key)
+{
+	char		 u[4];
+	size_t		 n;
+	unsigned int	 c = (unsigned int)key;
+
+	if (c < 0x80) {
+		u[0] = (char)c;
+		n = 1;
+	} else if (c < 0x800) {
+		u[0] = (char)(0xc0 | (c >> 6));
+		u[1] = (char)(0x80 | (c & 0x3f));
+		n = 2;
+	} else if (c < 0x10000) {
+		u[0] = (char)(0xe0 | (c >> 12));
+		u[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+		u[2] = (char)(0x80 | (c & 0x3f));
+		n = 3;
+	} else {
+		u[0] = (char)(0xf0 | (c >> 18));
+		u[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+		u[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+		u[3] = (char)(0x80 | (c & 0x3f));
+		n = 4;
+	}
+	buf_grow(b, n);
+	memmove(b->data + *cur + n, b->data + *cur, b->len - *cur);
+	memcpy(b->data + *cur, u, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	*cur += n;
+}
+
+int
+tui_edit_key(struct buf *b, size_t *cur, int key)
+{
+	size_t	 start;
+
+	switch (key) {
+	case KEYC_FN | KEY_LEFT:
+		while (*cur > 0 && (b->data[--(*cur)] & 0xc0) == 0x80)
+			;
+		return 1;
+	case KEYC_FN | KEY_RIGHT:
+		if (*cur < b->len) {
+			(*cur)++;
+			while (*cur < b->len && (b->data[*cur] & 0xc0) == 0x80)
+				(*cur)++;
+		}
+		return 1;
+	case KEYC_FN | KEY_HOME:
+	case KEYC_CTRL('a'):
+		*cur = 0;
+		return 1;
+	case KEYC_FN | KEY_END:
+	case KEYC_CTRL('e'):
+		*cur = b->len;
+		return 1;
+	case KEYC_FN | KEY_BACKSPACE:
+	case 127:
+	case KEYC_CTRL('h'):
+		if (*cur == 0)
+			return 1;
+		start = *cur;
+		while (start > 0 && (b->data[--start] & 0xc0) == 0x80)
+			;
+		memmove(b->data + start, b->data + *cur, b->len - *cur + 1);
+		b->len -= *cur - start;
+		*cur = start;
+		return 1;
+	case KEYC_FN | KEY_DC:
+	case KEYC_CTRL('d'):
+		if (*cur >= b->len)
+			return 1;
+		start = *cur + 1;
+		while (start < b->len && (b->data[start] & 0xc0) == 0x80)
+			start++;
+		memmove(b->data + *cur, b->data + start, b->len - start + 1);
+		b->len -= start - *cur;
+		return 1;
+	case KEYC_CTRL('k'):
+		b->len = *cur;
+		if (b->data != NULL)
+			b->data[b->len] = '\0';
+		return 1;
+	}
+	if ((key & (KEYC_FN | KEYC_META)) || key < 0x20 || key == 0x7f)
+		return 0;
+	tui_insert_key(b, cur, key);
+	return 1;
+}
+
+static void
+tui_prompt_key(struct tui *t, int key)
+{
+	if (key == '\r' || key == (KEYC_FN | KEY_ENTER)) {
+		tui_prompt_end(t, 1);
+		return;
+	}
+	if (key == 27 || key == KEYC_CTRL('c') || key == KEYC_CTRL('g')) {
+		tui_prompt_end(t, 0);
+		return;
+	}
+	if (key == '\t' && t->prompt_tab != NULL) {
+		t->prompt_tab(t, t->prompt_arg, buf_str(&t->prompt_text));
+		return;
+	}
+	tui_edit_key(&t->prompt_text, &t->prompt_cursor, key);
+}
+
+void
+tui_prompt_on_tab(struct tui *t, tui_prompt_cb cb)
+{
+	t->prompt_tab = cb;
+}
+
+void
+tui_prompt_set(struct tui *t, const char *text)
+{
+	buf_reset(&t->prompt_text);
+	buf_adds(&t->prompt_text, text);
+	t->prompt_cursor = t->prompt_text.len;
+}
+
+void
+tui_overlay(struct tui *t, const struct overlay_ops *ops, void *data)
+{
+	if (t->overlay_on && t->overlay.ops->free != NULL)
+		t->overlay.ops->free(&t->overlay);
+	t->overlay.ops = ops;
+	t->overlay.tui = t;
+	t->overlay.data = data;
+	t->overlay_on = (ops != NULL);
+	t->overlay_dirty = 1;
+	t->layout_dirty = 1;
+}
+
+void
+tui_overlay_dirty(struct tui *t)
+{
+	t->overlay_dirty = 1;
+}
+
+/* -------------------------------------------------------------------- */
+/* Keys. */
+
+static void
+tui_focus(struct tui *t, int i)
+{
+	if (i == t->focus)
+		return;
+	t->panes[t->focus].dirty = 1;
+	t->focus = i;
+	t->panes[i].dirty = 1;
+	if (t->zoom >= 0 && t->zoom != i) {
+		t->zoom = -1;
+		t->layout_dirty = 1;
+	}
+}
+
+static void
+tui_focus_dir(struct tui *t, enum ui_action a)
+{
+	int	f = t->focus;
+
+	switch (a) {
+	case ACT_FOCUS_LEFT:
+		if (f == PANE_AGENT)
+			f = PANE_TREE;
+		break;
+	case ACT_FOCUS_RIGHT:
+		if (f == PANE_TREE)
+			f = PANE_AGENT;
+		break;
+	case ACT_FOCUS_UP:
+		if (f == PANE_INPUT)
+			f = PANE_OUTPUT;
+		else if (f == PANE_OUTPUT)
+			f = PANE_AGENT;
+		break;
+	case ACT_FOCUS_DOWN:
+		if (f == PANE_TREE || f == PANE_AGENT)
+			f = PANE_OUTPUT;
+		else if (f == PANE_OUTPUT)
+			f = PANE_INPUT;
+		break;
+	default:
+		break;
+	}
+	tui_focus(t, f);
+}
+
+static void
+tui_cycle_mode(struct tui *t)
+{
+	static const char *modes[] = { "manual", "auto", "strict" };
+	const char	*cur = json_str(t->state, "mode");
+	size_t		 i, next = 0;
+	cJSON		*m;
+
+	if (t->readonly) {
+		tui_flash(t, "read-only: the mode stays");
+		return;
+	}
+	for (i = 0; cur != NULL && i < nitems(modes); i++) {
+		if (strcmp(cur, modes[i]) == 0)
+			next = (i + 1) % nitems(modes);
+	}
+	m = tui_request(t, "mode");
+	cJSON_AddStringToObject(m, "mode", modes[next]);
+	tui_send(t, m);
+	tui_flash(t, "mode: %s", modes[next]);
+}
+
+static void
+tui_interrupt(struct tui *t)
+{
+	if (t->readonly) {
+		tui_flash(t, "read-only: cannot interrupt");
+		return;
+	}
+	tui_send(t, tui_request(t, "interrupt"));
+	tui_flash(t, "interrupt sent");
+}
+
+/* Global actions; 1 if it was one. */
+static int
+tui_action(struct tui *t, enum ui_action a)
+{
+	switch (a) {
+	case ACT_DETACH:
+		t->done = 1;
+		t->detached = 1;
+		return 1;
+	case ACT_FOCUS_NEXT:
+		tui_focus(t, (t->focus + 1) % PANE_COUNT);
+		return 1;
+	case ACT_FOCUS_PREV:
+		tui_focus(t, (t->focus + PANE_COUNT - 1) % PANE_COUNT);
+		return 1;
+	case ACT_FOCUS_LEFT:
+	case ACT_FOCUS_RIGHT:
+	case ACT_FOCUS_UP:
+	case ACT_FOCUS_DOWN:
+		tui_focus_dir(t, a);
+		return 1;
+	case ACT_FOCUS_TREE:
+	case ACT_FOCUS_AGENT:
+	case ACT_FOCUS_OUTPUT:
+	case ACT_FOCUS_INPUT:
+		tui_focus(t, PANE_TREE + (int)(a - ACT_FOCUS_TREE));
+		return 1;
+	case ACT_ZOOM:
+		t->zoom = (t->zoom == t->focus || t->focus == PANE_INPUT) ?
+		    -1 : t->focus;
+		t->layout_dirty = 1;
+		return 1;
+	case ACT_HELP:
+		help_open(t);
+		return 1;
+	case ACT_MODE:
+		tui_cycle_mode(t);
+		return 1;
+	case ACT_DIFF:
+		diff_open(t);
+		return 1;
+	case ACT_REDRAW:
+		clearok(curscr, TRUE);
+		t->layout_dirty = 1;
+		return 1;
+	case ACT_INTERRUPT:
+		tui_interrupt(t);
+		return 1;
+	case ACT_CLOSE:
+		tui_focus(t, PANE_INPUT);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static struct pane *
+tui_pane_at(struct tui *t, int x, int y)
+{
+	struct pane	*p;
+	int		 i;
+
+	for (i = 0; i < PANE_COUNT; i++) {
+		p = &t->panes[i];
+		if (!p->hidden && x >= p->x && x < p->x + p->w &&
+		    y >= p->y && y < p->y + p->h)
+			return p;
+	}
+	return NULL;
+}
+
+static void
+tui_mouse(struct tui *t)
+{
+	MEVENT		 me;
+	struct pane	*p;
+	int		 i;
+
+	if (getmouse(&me) != OK || t->overlay_on)
+		return;
+	if ((p = tui_pane_at(t, me.x, me.y)) == NULL)
+		return;
+	if (me.bstate & BUTTON1_PRESSED)
+		tui_focus(t, (int)(p - t->panes));
+	else if (me.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+		for (i = 0; i < 3; i++) {
+			p->view->key(p, 0, (me.bstate & BUTTON4_PRESSED) ?
+			    ACT_UP : ACT_DOWN);
+		}
+	}
+}
+
+static void
+tui_key(struct tui *t, int key)
+{
+	struct pane	*p;
+	enum ui_action	 a;
+
+	if (key == (KEYC_FN | KEY_MOUSE)) {
+		tui_mouse(t);
+		return;
+	}
+	if (t->prefix) {
+		t->prefix = 0;
+		t->status_dirty = 1;
+		if ((a = keys_lookup(SCOPE_PREFIX, key)) != ACT_NONE)
+			tui_action(t, a);
+		return;
+	}
+	if (key == keys_prefix()) {
+		t->prefix = 1;
+		return;
+	}
+	if (t->prompt_on) {
+		tui_prompt_key(t, key);
+		return;
+	}
+	if (t->overlay_on) {
+		if (t->overlay.ops->key(&t->overlay, key) == 0)
+			tui_overlay(t, NULL, NULL);
+		t->overlay_dirty = 1;
+		return;
+	}
+	if (approval_count(t->approval) > 0 && approval_key(t->approval, key)) {
+		t->modal_shown = 0;
+		t->status_dirty = 1;
+		return;
+	}
+	p = &t->panes[t->focus];
+	a = keys_lookup(p->view->scope, key);
+	if (a == ACT_NONE && p->view->scope != SCOPE_INPUT)
+		a = keys_lookup(SCOPE_PANE, key);
+	if (p->view->key(p, key, a))
+		return;
+	if (t->focus == PANE_INPUT && (a == ACT_PAGE_UP || a == ACT_PAGE_DOWN)) {
+		p = &t->panes[PANE_AGENT];
+		p->view->key(p, 0, a);
+		return;
+	}
+	if (tui_action(t, a))
+		return;
+	if ((a = keys_lookup(SCOPE_GLOBAL, key)) != ACT_NONE)
+		tui_action(t, a);
+}
+
+static void
+tui_read_keys(struct tui *t)
+{
+	wint_t	 wc;
+	int	 rc, key, n = 0;
+
+	while (n++ < 256 && !t->done) {
+		rc = get_wch(&wc);
+		if (rc == ERR)
+			break;
+		key = (rc == KEY_CODE_YES) ? (int)(KEYC_FN | wc) : (int)wc;
+		if (key == (KEYC_FN | KEY_RESIZE)) {
+			t->layout_dirty = 1;
+			continue;
+		}
+		if (key == 27) {
+			/* Alt sends Esc and the key together. */
+			rc = get_wch(&wc);
+			if (rc == OK)
+				key = KEYC_META | (int)wc;
+			else if (rc == KEY_CODE_YES)
+				key = KEYC_META | KEYC_FN | (int)wc;
+		}
+		if (key == (KEYC_FN | KEY_ENTER))
+			key = '\r';
+		tui_key(t, key);
+	}
+}
+
+/* -------------------------------------------------------------------- */
+
+static void
+tui_resize(struct tui *t)
+{
+	struct winsize	 ws;
+
+	tui_got_winch = 0;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0 &&
+	    ws.ws_row > 0)
+		resizeterm(ws.ws_row, ws.ws_col);
+	t->layout_dirty = 1;
+}
+
+static int
+tui_attach(struct tui *t, char **cause)
+{
+	cJSON		*m, *r = NULL;
+	char		*why = NULL;
+	const char	*type;
+	int		 rc;
+
+	m = tui_request(t, "attach");
+	cJSON_AddBoolToObject(m, "readonly", t->readonly);
+	cJSON_AddNumberToObject(m, "last", 2000);
+	rc = frame_write_fd(t->fd, m);
+	cJSON_Delete(m);
+	for (;;) {
+		if (rc == 0)
+			rc = frame_read_fd(t->fd, &r, &why);
+		if (rc <= 0) {
+			*cause = xprintf("session '%s': %s", t->session,
+			    why != NULL ? why : rc == 0 ? "server closed the "
+			    "connection" : strerror(errno));
+			free(why);
+			return -1;
+		}
+		type = json_str(r, "type");
+		if (type != NULL && strcmp(type, "error") == 0) {
+			*cause = xprintf("session '%s': %s", t->session,
+			    json_str(r, "message") != NULL ?
+			    json_str(r, "message") : "cannot attach");
+			cJSON_Delete(r);
+			return -1;
+		}
+		if (type != NULL && strcmp(type, "snapshot") == 0)
+			break;
+		cJSON_Delete(r);	/* an "ok" before the snapshot */
+		r = NULL;
+	}
+	tui_message(t, r);
+	cJSON_Delete(r);
+	return 0;
+}
+
+static uint64_t
+tui_tick(struct tui *t)
+{
+	uint64_t	 now = mono_ms();
+	const char	*st = json_str(t->state, "state");
+	int		 i;
+
+	for (i = 0; i < PANE_COUNT; i++) {
+		if (t->panes[i].view->tick != NULL)
+			t->panes[i].view->tick(&t->panes[i], now);
+	}
+	if (st != NULL && strcmp(st, "working") == 0)
+		t->status_dirty = 1;
+	return now;
+}
+
+int
+tui_main(const char *session, int readonly, const char *theme, char **cause)
+{
+	struct tui	 tt, *t = &tt;
+	struct pollfd	 pfd[4];
+	char		*why = NULL, drain[64];
+	int		 i, n, tfd, rc = 0, theme_err = 0;
+	const char	*prefix;
+
+	memset(t, 0, sizeof *t);
+	t->session = xstrdup(session != NULL ? session : "default");
+	t->readonly = readonly;
+	t->zoom = -1;
+	t->focus = PANE_INPUT;
+	t->fd = -1;
+	buf_init(&t->out);
+	buf_init(&t->prompt_text);
+	frame_decoder_init(&t->dec, FRAME_MAX);
+
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		*cause = xstrdup("the screen needs a terminal (use holt log "
+		    "or holt send without one)");
+		free(t->session);
+		return -1;
+	}
+	prefix = config_get("prefix");
+	if (keys_set_prefix(prefix, &why) != 0) {
+		log_warnx("%s", why);
+		free(why);
+		why = NULL;
+	}
+	if (theme == NULL)
+		theme = config_get("theme");
+	if (theme_load(theme, &why) != 0)
+		theme_err = 1;
+
+	if ((t->fd = tui_connect(cause)) == -1)
+		goto fail;
+	t->approval = approval_new(t);
+	for (i = 0; i < PANE_COUNT; i++) {
+		t->panes[i].view = tui_views[i];
+		t->panes[i].tui = t;
+		t->panes[i].view->init(&t->panes[i]);
+	}
+	if (tui_attach(t, cause) != 0)
+		goto fail;
+	file_set_nonblock(t->fd);
+
+	if (pipe2(tui_sigpipe, O_CLOEXEC | O_NONBLOCK) == -1)
+		fatal("pipe2");
+	if (tcgetattr(STDIN_FILENO, &tui_saved_tio) == 0)
+		tui_saved_ok = 1;
+	tui_signals();
+	set_escdelay(25);
+	if (initscr() == NULL) {
+		*cause = xstrdup("cannot start the screen (is TERM set?)");
+		goto fail;
+	}
+	raw();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+	mouseinterval(0);
+	theme_start();
+	if (theme_err) {
+		tui_flash(t, "%s; using the default theme", why);
+		t->flash_until = mono_ms() + 15000;
+		free(why);
+		why = NULL;
+	}
+	t->layout_dirty = 1;
+
+	while (!t->done) {
+		if (tui_got_term)
+			break;
+		if (tui_got_winch)
+			tui_resize(t);
+		tui_tick(t);
+		tui_draw(t);
+		if (t->out.len > 0)
+			tui_write_server(t);
+
+		n = 0;
+		pfd[n].fd = STDIN_FILENO;
+		pfd[n++].events = POLLIN;
+		pfd[n].fd = t->fd;
+		pfd[n++].events = POLLIN | (t->out.len > 0 ? POLLOUT : 0);
+		pfd[n].fd = tui_sigpipe[0];
+		pfd[n++].events = POLLIN;
+		tfd = view_tree_fd(&t->panes[PANE_TREE]);
+		pfd[n].fd = tfd;
+		pfd[n++].events = POLLIN;
+		/* Wake for spinners, flashes and delayed work: 100 ms. */
+		if (poll(pfd, (nfds_t)n, 100) == -1) {
+			if (errno == EINTR)
+				continue;
+			fatal("poll");
+		}
+		if (pfd[2].revents & POLLIN) {
+			while (read(tui_sigpipe[0], drain, sizeof drain) > 0)
+				;
+		}
+		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))
+			tui_read_server(t);
+		if (pfd[1].revents & POLLOUT)
+			tui_write_server(t);
+		if (tfd != -1 && (pfd[3].revents & POLLIN))
+			view_tree_readable(&t->panes[PANE_TREE]);
+		if (pfd[0].revents & POLLIN)
+			tui_read_keys(t);
+		if (pfd[0].revents & (POLLHUP | POLLERR)) {
+			t->exit_cause = xstrdup("terminal closed");
+			break;
+		}
+	}
+	if (t->detached) {
+		cJSON *m = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(m, "type", "detach");
+		tui_send(t, m);
+		file_set_nonblock(t->fd);
+		tui_write_server(t);
+	}
+	tui_overlay(t, NULL, NULL);
+	endwin();
+	if (t->detached)
+		printf("[detached (from session %s)]\n", t->session);
+	else if (t->exit_cause != NULL)
+		printf("[%s]\n", t->exit_cause);
+	else if (tui_got_term)
+		printf("[terminated]\n");
+	goto out;
+
+fail:
+	rc = -1;
+	free(why);
+out:
+	for (i = 0; i < PANE_COUNT; i++) {
+		if (t->panes[i].view != NULL && t->panes[i].view->free != NULL)
+			t->panes[i].view->free(&t->panes[i]);
+		free(t->panes[i].title);
+	}
+	approval_free(t->approval);
+	if (t->fd != -1)
+		close(t->fd);
+	for (i = 0; i < 2; i++) {
+		if (tui_sigpipe[i] != -1)
+			close(tui_sigpipe[i]);
+		tui_sigpipe[i] = -1;
+	}
+	cJSON_Delete(t->state);
+	buf_release(&t->out);
+	buf_release(&t->prompt_text);
+	frame_decoder_release(&t->dec);
+	free(t->prompt_label);
+	free(t->flash);
+	free(t->exit_cause);
+	free(t->session);
+	return rc;
+}

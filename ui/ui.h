@@ -1,0 +1,254 @@
+/*
+ * ui.h: the full-screen client (holt's TUI).
+ *
+ * tui_main() is the only entry point the rest of holt needs: it connects to
+ * the server, attaches to one session and runs the screen until the user
+ * detaches or the server goes away. Everything else in this header is shared
+ * by the files of ui/ and is not used outside it.
+ *
+ * The screen is a set of panes; each pane shows one view, a const struct view
+ * vtable (init/free/draw/key/resize, plus event for server events). Views
+ * never draw on their own: they mark their pane dirty and tui.c draws every
+ * dirty pane once before the loop sleeps ("mark dirty, draw once").
+ */
+#ifndef UI_H
+#define UI_H
+
+#include <curses.h>
+
+#include "holt.h"
+
+/*
+ * Connects, attaches to SESSION (read-only when READONLY), runs the screen.
+ * THEME is a theme name or file path (NULL: the "theme" option). Returns 0
+ * on detach or normal exit, -1 with *cause set when the session cannot be
+ * attached or the connection fails.
+ */
+int	 tui_main(const char *session, int readonly, const char *theme,
+	     char **cause);
+
+/*
+ * theme.c: semantic colour roles. One X-macro table names every role, its
+ * theme-file name and the 8-colour fallback; theme files map roles to
+ * colours. Views ask for theme_attr(ROLE_x) and never name a colour.
+ */
+#define UI_ROLES \
+	X(NORMAL,	"normal",	-1, -1, 0) \
+	X(BORDER,	"border",	-1, -1, 0) \
+	X(BORDER_FOCUS,	"border.focus",	COLOR_CYAN, -1, A_BOLD) \
+	X(TITLE,	"title",	-1, -1, A_BOLD) \
+	X(STATUS,	"status",	COLOR_BLACK, COLOR_CYAN, 0) \
+	X(STATUS_ALERT,	"status.alert",	COLOR_WHITE, COLOR_RED, A_BOLD) \
+	X(STATUS_BUSY,	"status.busy",	COLOR_BLACK, COLOR_YELLOW, 0) \
+	X(STATUS_IDLE,	"status.idle",	COLOR_BLACK, COLOR_GREEN, 0) \
+	X(USER,		"user",		COLOR_CYAN, -1, A_BOLD) \
+	X(ASSISTANT,	"assistant",	-1, -1, 0) \
+	X(CODE,		"code",		COLOR_YELLOW, -1, 0) \
+	X(TOOL,		"tool",		COLOR_BLUE, -1, A_BOLD) \
+	X(OK,		"ok",		COLOR_GREEN, -1, A_BOLD) \
+	X(FAIL,		"fail",		COLOR_RED, -1, A_BOLD) \
+	X(DENIED,	"denied",	COLOR_MAGENTA, -1, A_BOLD) \
+	X(PENDING,	"pending",	COLOR_YELLOW, -1, A_BOLD) \
+	X(DIM,		"dim",		-1, -1, A_DIM) \
+	X(ERROR,	"error",	COLOR_RED, -1, A_BOLD) \
+	X(SELECTED,	"selected",	-1, -1, A_REVERSE) \
+	X(MATCH,	"match",	COLOR_BLACK, COLOR_YELLOW, 0) \
+	X(DIR,		"dir",		COLOR_BLUE, -1, A_BOLD) \
+	X(GIT_MODIFIED,	"git.modified",	COLOR_YELLOW, -1, 0) \
+	X(GIT_ADDED,	"git.added",	COLOR_GREEN, -1, 0) \
+	X(GIT_DELETED,	"git.deleted",	COLOR_RED, -1, 0) \
+	X(GIT_UNTRACKED, "git.untracked", COLOR_MAGENTA, -1, 0) \
+	X(LINENO,	"lineno",	-1, -1, A_DIM) \
+	X(DIFF_ADD,	"diff.add",	COLOR_GREEN, -1, 0) \
+	X(DIFF_DEL,	"diff.del",	COLOR_RED, -1, 0) \
+	X(DIFF_HUNK,	"diff.hunk",	COLOR_CYAN, -1, 0) \
+	X(MODAL,	"modal",	-1, -1, 0) \
+	X(MODAL_BORDER,	"modal.border",	COLOR_YELLOW, -1, A_BOLD) \
+	X(INPUT,	"input",	-1, -1, 0) \
+	X(HINT,		"hint",		-1, -1, A_DIM)
+
+enum ui_role {
+#define X(id, name, fg, bg, at) ROLE_##id,
+	UI_ROLES
+#undef X
+	ROLE_COUNT
+};
+
+/* Loads NAME (a theme name or a path); on error keeps the defaults. */
+int	 theme_load(const char *name, char **cause);
+void	 theme_start(void);		/* after initscr: allocate pairs */
+attr_t	 theme_attr(enum ui_role);
+int	 theme_pair(enum ui_role);
+const char *theme_name(void);
+/* SGR colour from program output (0-255 or 24-bit 0x1RRGGBB): a pair. */
+int	 theme_sgr_pair(int fg, int bg);
+char	*theme_find(const char *name);	/* path of a theme, caller frees */
+
+/*
+ * keys.c: the key table. Every binding is a line of one table (scope, key,
+ * action, help); dispatch and the help screen both read it, so help never
+ * lies. Keys are wide characters, or KEYC_FN|KEY_x for curses function keys,
+ * with KEYC_META for Alt.
+ */
+#define KEYC_FN		0x01000000
+#define KEYC_META	0x02000000
+#define KEYC_CTRL(c)	((c) & 0x1f)
+
+enum ui_action {
+	ACT_NONE,
+	/* global */
+	ACT_DETACH, ACT_FOCUS_NEXT, ACT_FOCUS_PREV, ACT_FOCUS_LEFT,
+	ACT_FOCUS_RIGHT, ACT_FOCUS_UP, ACT_FOCUS_DOWN, ACT_ZOOM, ACT_HELP,
+	ACT_MODE, ACT_DIFF, ACT_REDRAW, ACT_INTERRUPT, ACT_QUIT,
+	ACT_FOCUS_TREE, ACT_FOCUS_AGENT, ACT_FOCUS_OUTPUT, ACT_FOCUS_INPUT,
+	/* scrolling and moving (panes) */
+	ACT_UP, ACT_DOWN, ACT_PAGE_UP, ACT_PAGE_DOWN, ACT_HOME, ACT_END,
+	ACT_ENTER, ACT_SEARCH, ACT_SEARCH_NEXT, ACT_LEFT, ACT_RIGHT, ACT_CLOSE,
+	/* input line */
+	ACT_SEND, ACT_NEWLINE, ACT_HISTORY_UP, ACT_HISTORY_DOWN, ACT_CLEAR,
+	/* approval */
+	ACT_ALLOW, ACT_ALWAYS, ACT_DENY, ACT_EDIT, ACT_MESSAGE, ACT_WIDER,
+	/* diff */
+	ACT_NEXT_HUNK, ACT_PREV_HUNK, ACT_REVERT, ACT_COMMENT, ACT_YES, ACT_NO
+};
+
+enum key_scope {
+	SCOPE_GLOBAL,	/* anywhere */
+	SCOPE_PREFIX,	/* after the prefix key */
+	SCOPE_PANE,	/* tree, agent, output (not the input line) */
+	SCOPE_AGENT,
+	SCOPE_TREE,
+	SCOPE_INPUT,
+	SCOPE_APPROVAL,
+	SCOPE_DIFF,
+	SCOPE_VIEWER,
+	SCOPE_COUNT
+};
+
+int	 keys_set_prefix(const char *spec, char **cause);	/* "C-b" */
+int	 keys_prefix(void);
+enum ui_action keys_lookup(enum key_scope, int key);
+char	*keys_name(int key);		/* "C-b", "PgUp", caller frees */
+/* Help text, one binding a line: "scope  key  description". */
+void	 keys_help(struct buf *);
+
+/*
+ * text.c: UTF-8 measured in terminal cells, wrapping and drawing. Wide
+ * characters (CJK, emoji) count two cells; invalid bytes one.
+ */
+int	 text_width(const char *, size_t);
+/* Bytes of S (length LEN) that fit in COLS cells; *used gets the cells. */
+size_t	 text_fit(const char *s, size_t len, int cols, int *used);
+/* The next wrapped row of S from *off: its length; breaks at a space. */
+size_t	 text_wrap_next(const char *s, size_t len, size_t off, int cols);
+/* Draw at most COLS cells of S; returns the cells used. */
+int	 text_draw(WINDOW *, int y, int x, const char *s, size_t len, int cols,
+	     attr_t);
+int	 text_draw_role(WINDOW *, int y, int x, const char *s, size_t len,
+	     int cols, enum ui_role);
+/* Draw S with its SGR escapes as colours (program output), from ROLE;
+ * the SGR escapes in PRE (the start of a wrapped line) apply first. */
+int	 text_draw_sgr(WINDOW *, int y, int x, const char *s, size_t len,
+	     int cols, enum ui_role, const char *pre, size_t prelen);
+void	 text_sgr_apply(const char *params, size_t len, attr_t base,
+	     int basepair, attr_t *attr, int *fg, int *bg);
+void	 text_clear_to(WINDOW *, int y, int x, int to, attr_t);
+
+/* The panes of the screen. */
+enum pane_id {
+	PANE_TREE,
+	PANE_AGENT,
+	PANE_OUTPUT,
+	PANE_INPUT,
+	PANE_COUNT
+};
+
+struct pane;
+struct tui;
+
+struct view {
+	const char	*name;
+	enum key_scope	 scope;
+	void		(*init)(struct pane *);
+	void		(*free)(struct pane *);
+	void		(*draw)(struct pane *, WINDOW *);
+	/* Returns 1 if it took the key. ACTION is the table's meaning. */
+	int		(*key)(struct pane *, int key, enum ui_action);
+	void		(*resize)(struct pane *, int w, int h);
+	void		(*event)(struct pane *, const cJSON *event, int live);
+	void		(*tick)(struct pane *, uint64_t now);	/* may be NULL */
+};
+
+struct pane {
+	const struct view *view;
+	struct tui	*tui;
+	void		*data;
+	WINDOW		*win;
+	int		 x, y, w, h;	/* the whole pane, border included */
+	int		 dirty;
+	int		 hidden;
+	int		 want_h;	/* rows the view asks for (input) */
+	char		*title;		/* set by the view */
+};
+
+extern const struct view view_tree, view_agent, view_output, view_input;
+
+void	 pane_set_title(struct pane *, const char *, ...) printflike(2, 3);
+void	 pane_dirty(struct pane *);
+
+/* tui.c: what views may ask of the client. */
+void	 tui_send(struct tui *, cJSON *);	/* takes the object */
+void	 tui_send_message(struct tui *, const char *text);
+void	 tui_flash(struct tui *, const char *, ...) printflike(2, 3);
+const cJSON *tui_state(struct tui *);	/* the session's STATE, or NULL */
+const char *tui_session(struct tui *);
+int	 tui_readonly(struct tui *);
+void	 tui_redraw_all(struct tui *);
+/* A line editor prompt over the input line; CB gets the text or NULL. */
+typedef void (*tui_prompt_cb)(struct tui *, void *, const char *);
+void	 tui_prompt(struct tui *, const char *label, const char *initial,
+	     tui_prompt_cb, void *);
+/* Tab in the prompt calls CB with the current text (rule: wider/narrower). */
+void	 tui_prompt_on_tab(struct tui *, tui_prompt_cb);
+void	 tui_prompt_set(struct tui *, const char *);
+/* Line editing shared by the prompt and the input line: 1 if it took KEY. */
+int	 tui_edit_key(struct buf *, size_t *cursor, int key);
+/* Full-screen overlays (viewer, diff, help): at most one at a time. */
+struct overlay;
+struct overlay_ops {
+	void	(*draw)(struct overlay *, WINDOW *, int w, int h);
+	int	(*key)(struct overlay *, int key);	/* 0: close */
+	void	(*free)(struct overlay *);
+	enum key_scope scope;
+};
+struct overlay {
+	const struct overlay_ops *ops;
+	struct tui	*tui;
+	void		*data;
+};
+void	 tui_overlay(struct tui *, const struct overlay_ops *, void *data);
+void	 tui_overlay_dirty(struct tui *);
+
+/* view-viewer.c / view-help.c / view-diff.c / view-approval.c */
+void	 viewer_open(struct tui *, const char *path, const char *title);
+void	 help_open(struct tui *);
+void	 diff_open(struct tui *);
+struct approval;
+struct approval *approval_new(struct tui *);
+void	 approval_free(struct approval *);
+void	 approval_event(struct approval *, const cJSON *event);
+void	 approval_state(struct approval *, const cJSON *state);
+int	 approval_count(struct approval *);
+int	 approval_key(struct approval *, int key);	/* 1 if taken */
+void	 approval_draw(struct approval *, WINDOW *, int w, int h);
+
+/* view-tree.c: the workspace moved or git state may have changed. */
+void	 view_tree_set_root(struct pane *, const char *workspace,
+	     const char *base);
+int	 view_tree_fd(struct pane *);		/* inotify fd or -1 */
+void	 view_tree_readable(struct pane *);
+
+/* view-output.c: counts for tests and the bench. */
+size_t	 view_output_lines(struct pane *);
+
+#endif

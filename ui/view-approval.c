@@ -1,0 +1,374 @@
+/*
+ * view-approval.c: the approval modal (DESIGN 9). It shows the oldest
+ * request that waits for the user: the command (or the path of a write), its
+ * parsed parts with each part's verdict and rule, the working directory and,
+ * for a write in manual mode, the diff of the proposed change. y allows once,
+ * a always (a rule the user can edit first, Tab for the wider one), n denies,
+ * e edits the command, m denies with a message to the agent.
+ *
+ * The queue is the session's "pending" list from the server, kept current by
+ * approval.needed and approval.decided events; any client's answer removes a
+ * request from every client.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui.h"
+
+struct approval {
+	struct tui	*tui;
+	cJSON		*queue;		/* array of approval.needed events */
+	char		*prompt_id;	/* request the open prompt is for */
+	int		 wider;		/* the rule prompt shows the wider rule */
+	int		 scroll;	/* diff rows scrolled */
+};
+
+struct approval *
+approval_new(struct tui *t)
+{
+	struct approval	*a = xcalloc(1, sizeof *a);
+
+	a->tui = t;
+	a->queue = cJSON_CreateArray();
+	return a;
+}
+
+void
+approval_free(struct approval *a)
+{
+	if (a == NULL)
+		return;
+	cJSON_Delete(a->queue);
+	free(a->prompt_id);
+	free(a);
+}
+
+int
+approval_count(struct approval *a)
+{
+	return a != NULL ? cJSON_GetArraySize(a->queue) : 0;
+}
+
+static int
+approval_find(struct approval *a, const char *id)
+{
+	const cJSON	*r;
+	const char	*rid;
+	int		 i = 0;
+
+	if (id == NULL)
+		return -1;
+	cJSON_ArrayForEach(r, a->queue) {
+		if ((rid = json_str(r, "request_id")) != NULL &&
+		    strcmp(rid, id) == 0)
+			return i;
+		i++;
+	}
+	return -1;
+}
+
+static void
+approval_remove(struct approval *a, const char *id)
+{
+	int	 i;
+
+	if ((i = approval_find(a, id)) >= 0) {
+		cJSON_DeleteItemFromArray(a->queue, i);
+		if (i == 0)
+			a->scroll = 0;
+	}
+}
+
+void
+approval_event(struct approval *a, const cJSON *ev)
+{
+	const char	*type = json_str(ev, "type");
+
+	if (type == NULL)
+		return;
+	if (strcmp(type, "approval.needed") == 0) {
+		if (approval_find(a, json_str(ev, "request_id")) < 0)
+			cJSON_AddItemToArray(a->queue, cJSON_Duplicate(ev, 1));
+	} else if (strcmp(type, "approval.decided") == 0)
+		approval_remove(a, json_str(ev, "request_id"));
+	else if (strcmp(type, "run.finished") == 0 && approval_count(a) > 0) {
+		/* A finished run has nothing left to approve. */
+		cJSON_Delete(a->queue);
+		a->queue = cJSON_CreateArray();
+	}
+}
+
+void
+approval_state(struct approval *a, const cJSON *state)
+{
+	const cJSON	*p = cJSON_GetObjectItem(state, "pending"), *r;
+
+	if (!cJSON_IsArray(p))
+		return;
+	cJSON_Delete(a->queue);
+	a->queue = cJSON_CreateArray();
+	cJSON_ArrayForEach(r, p)
+		cJSON_AddItemToArray(a->queue, cJSON_Duplicate(r, 1));
+	a->scroll = 0;
+}
+
+static const cJSON *
+approval_head(struct approval *a)
+{
+	return cJSON_GetArrayItem(a->queue, 0);
+}
+
+static void
+approval_send(struct approval *a, const char *id, const char *decision,
+    const char *key, const char *value)
+{
+	cJSON	*m;
+
+	if (id == NULL)
+		return;
+	m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "type", "approve");
+	cJSON_AddStringToObject(m, "session", tui_session(a->tui));
+	cJSON_AddStringToObject(m, "request_id", id);
+	cJSON_AddStringToObject(m, "decision", decision);
+	if (key != NULL && value != NULL)
+		cJSON_AddStringToObject(m, key, value);
+	tui_send(a->tui, m);
+	approval_remove(a, id);
+	tui_flash(a->tui, "%s: %s", id, decision);
+}
+
+static const char *
+approval_rule(const cJSON *r, int wider)
+{
+	const cJSON	*s = cJSON_GetObjectItem(r, "suggestion");
+	const char	*v;
+
+	if (wider && (v = json_str(s, "wider")) != NULL)
+		return v;
+	return json_str(s, "rule");
+}
+
+static void
+approval_always_cb(struct tui *t, void *arg, const char *text)
+{
+	struct approval	*a = arg;
+
+	if (text != NULL)
+		approval_send(a, a->prompt_id, "always", *text != '\0' ?
+		    "rule" : NULL, text);
+	free(a->prompt_id);
+	a->prompt_id = NULL;
+}
+
+static void
+approval_tab_cb(struct tui *t, void *arg, const char *text)
+{
+	struct approval	*a = arg;
+	int		 i = approval_find(a, a->prompt_id);
+	const char	*rule;
+
+	if (i < 0)
+		return;
+	a->wider = !a->wider;
+	rule = approval_rule(cJSON_GetArrayItem(a->queue, i), a->wider);
+	tui_prompt_set(t, rule != NULL ? rule : "");
+}
+
+static void
+approval_edit_cb(struct tui *t, void *arg, const char *text)
+{
+	struct approval	*a = arg;
+
+	if (text != NULL && *text != '\0')
+		approval_send(a, a->prompt_id, "allow", "command", text);
+	free(a->prompt_id);
+	a->prompt_id = NULL;
+}
+
+static void
+approval_message_cb(struct tui *t, void *arg, const char *text)
+{
+	struct approval	*a = arg;
+
+	if (text != NULL)
+		approval_send(a, a->prompt_id, "deny", *text != '\0' ?
+		    "message" : NULL, text);
+	free(a->prompt_id);
+	a->prompt_id = NULL;
+}
+
+int
+approval_key(struct approval *a, int key)
+{
+	const cJSON	*r = approval_head(a);
+	const char	*id, *cmd, *rule;
+	enum ui_action	 act;
+
+	if (r == NULL)
+		return 0;
+	act = keys_lookup(SCOPE_APPROVAL, key);
+	if (act == ACT_NONE || act == ACT_WIDER)
+		return 0;
+	if (tui_readonly(a->tui)) {
+		tui_flash(a->tui, "read-only: another client answers");
+		return 1;
+	}
+	id = json_str(r, "request_id");
+	free(a->prompt_id);
+	a->prompt_id = id != NULL ? xstrdup(id) : NULL;
+	cmd = json_str(r, "command");
+	switch (act) {
+	case ACT_ALLOW:
+		approval_send(a, id, "allow", NULL, NULL);
+		break;
+	case ACT_DENY:
+		approval_send(a, id, "deny", NULL, NULL);
+		break;
+	case ACT_ALWAYS:
+		a->wider = 0;
+		rule = approval_rule(r, 0);
+		tui_prompt(a->tui, "always allow, rule (Tab: wider):",
+		    rule != NULL ? rule : "", approval_always_cb, a);
+		tui_prompt_on_tab(a->tui, approval_tab_cb);
+		break;
+	case ACT_EDIT:
+		if (cmd == NULL) {
+			tui_flash(a->tui, "only a command can be edited");
+			break;
+		}
+		tui_prompt(a->tui, "run instead:", cmd, approval_edit_cb, a);
+		break;
+	case ACT_MESSAGE:
+		tui_prompt(a->tui, "deny, tell the agent:", "",
+		    approval_message_cb, a);
+		break;
+	case ACT_PAGE_UP:
+		a->scroll = a->scroll > 5 ? a->scroll - 5 : 0;
+		break;
+	case ACT_PAGE_DOWN:
+		a->scroll += 5;
+		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+static enum ui_role
+approval_verdict_role(const char *v)
+{
+	if (v == NULL)
+		return ROLE_DIM;
+	if (strcmp(v, "allow") == 0)
+		return ROLE_OK;
+	if (strcmp(v, "deny") == 0)
+		return ROLE_FAIL;
+	return ROLE_PENDING;
+}
+
+/* LABEL then VALUE, wrapped under itself; returns the next row. */
+static int
+approval_field(WINDOW *win, int y, int maxy, int w, const char *label,
+    const char *value, enum ui_role role)
+{
+	size_t	 len = strlen(value), off = 0, n;
+	int	 x = 2 + 10;
+
+	text_draw_role(win, y, 2, label, strlen(label), 10, ROLE_DIM);
+	do {
+		n = text_wrap_next(value, len, off, w - x - 2);
+		text_draw_role(win, y++, x, value + off, n, w - x - 2, role);
+		off += n;
+	} while (off < len && y < maxy);
+	return y;
+}
+
+void
+approval_draw(struct approval *a, WINDOW *win, int w, int h)
+{
+	const cJSON	*r = approval_head(a), *part, *parts;
+	const char	*s, *v, *diff, *line, *nl;
+	struct buf	 b = BUF_INIT;
+	enum ui_role	 role;
+	int		 y = 1, maxy = h - 3, skip, x;
+	size_t		 len;
+
+	wattr_set(win, theme_attr(ROLE_MODAL_BORDER) & ~A_COLOR,
+	    (short)theme_pair(ROLE_MODAL_BORDER), NULL);
+	box(win, 0, 0);
+	if (r == NULL)
+		return;
+	buf_addf(&b, " approval needed (1 of %d) ", approval_count(a));
+	text_draw_role(win, 0, 2, buf_str(&b), b.len, w - 4,
+	    ROLE_MODAL_BORDER);
+	buf_reset(&b);
+	if ((s = json_str(r, "command")) != NULL)
+		y = approval_field(win, y, maxy, w, "command", s, ROLE_TOOL);
+	else if ((s = json_str(r, "path")) != NULL)
+		y = approval_field(win, y, maxy, w, "write", s, ROLE_TOOL);
+	if ((s = json_str(r, "cwd")) != NULL)
+		y = approval_field(win, y, maxy, w, "cwd", s, ROLE_MODAL);
+	if ((s = json_str(r, "verdict")) != NULL)
+		y = approval_field(win, y, maxy, w, "verdict", s,
+		    approval_verdict_role(s));
+	parts = cJSON_GetObjectItem(r, "parts");
+	if (cJSON_GetArraySize(parts) > 0 && y < maxy) {
+		text_draw_role(win, y++, 2, "parts", 5, 10, ROLE_DIM);
+		cJSON_ArrayForEach(part, parts) {
+			if (y >= maxy)
+				break;
+			v = json_str(part, "verdict");
+			role = approval_verdict_role(v);
+			x = 4;
+			x += text_draw_role(win, y, x, v != NULL ? v : "?",
+			    v != NULL ? strlen(v) : 1, 6, role);
+			x = 11;
+			s = json_str(part, "command");
+			x += text_draw_role(win, y, x, s ? s : "", s ?
+			    strlen(s) : 0, (w - 14) / 2, ROLE_MODAL);
+			buf_reset(&b);
+			if ((s = json_str(part, "rule")) != NULL)
+				buf_addf(&b, "rule %s", s);
+			else
+				buf_adds(&b, "no rule");
+			if ((s = json_str(part, "source")) != NULL)
+				buf_addf(&b, " (%s)", s);
+			if ((s = json_str(part, "reason")) != NULL)
+				buf_addf(&b, " %s", s);
+			x = 11 + (w - 14) / 2 + 1;
+			text_draw_role(win, y, x, buf_str(&b), b.len,
+			    w - x - 2, ROLE_DIM);
+			y++;
+		}
+	}
+	if ((s = approval_rule(r, 0)) != NULL && y < maxy)
+		y = approval_field(win, y, maxy, w, "always", s, ROLE_DIM);
+	if ((diff = json_str(r, "diff")) != NULL && y < maxy) {
+		text_draw_role(win, y++, 2, "diff", 4, 10, ROLE_DIM);
+		skip = a->scroll;
+		for (line = diff; line != NULL && *line != '\0' && y < maxy;
+		    line = nl != NULL ? nl + 1 : NULL) {
+			nl = strchr(line, '\n');
+			len = nl != NULL ? (size_t)(nl - line) : strlen(line);
+			if (skip-- > 0)
+				continue;
+			role = ROLE_MODAL;
+			if (len > 0 && *line == '+' && strncmp(line, "+++", 3))
+				role = ROLE_DIFF_ADD;
+			else if (len > 0 && *line == '-' &&
+			    strncmp(line, "---", 3))
+				role = ROLE_DIFF_DEL;
+			else if (len > 1 && strncmp(line, "@@", 2) == 0)
+				role = ROLE_DIFF_HUNK;
+			text_draw_role(win, y++, 4, line, len, w - 6, role);
+		}
+	}
+	if (tui_readonly(a->tui))
+		s = "read-only: another client answers";
+	else
+		s = "y allow once · a always · n deny · e edit · m deny with "
+		    "a message";
+	text_draw_role(win, h - 2, 2, s, strlen(s), w - 4, ROLE_PENDING);
+	buf_release(&b);
+}

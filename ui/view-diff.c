@@ -1,0 +1,356 @@
+/*
+ * view-diff.c: the full-screen diff (D): the session's changes against its
+ * base commit, file by file and hunk by hunk; n/p move between hunks, r
+ * reverts a hunk (after a y), c sends a comment on a hunk to the agent.
+ *
+ * The diff itself comes from the git module (git_diff, git_revert_hunk in
+ * src/git.h), as JSON: {"base","files":[{"path","status","binary","hunks":
+ * [{"header","lines":[{"origin","text"}]}]}]}. This view never computes a
+ * diff. The symbols are weak so the client still links, and says so, when
+ * the git module is not built in.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui.h"
+
+extern cJSON *git_diff(const char *, const char *, char **)
+    __attribute__((weak));
+extern int git_revert_hunk(const char *, const char *, const char *, int,
+    char **) __attribute__((weak));
+
+enum drow_kind { DR_FILE, DR_HUNK, DR_LINE, DR_NOTE };
+
+struct drow {
+	enum drow_kind	 kind;
+	const char	*text;
+	char		 origin;
+	int		 file, hunk;	/* indexes in the JSON */
+};
+
+struct diffview {
+	cJSON		*diff;
+	struct drow	*rows;
+	size_t		 nrows, arows;
+	size_t		*hunks;		/* row index of each hunk header */
+	size_t		 nhunks;
+	size_t		 cur;		/* current hunk */
+	size_t		 top;
+	int		 h;
+	int		 confirm;	/* r was pressed: waiting for y */
+	char		*error;
+};
+
+static void
+diff_row(struct diffview *d, enum drow_kind k, const char *text, char origin,
+    int file, int hunk)
+{
+	if (d->nrows == d->arows) {
+		d->arows = d->arows ? d->arows * 2 : 256;
+		d->rows = xreallocarray(d->rows, d->arows, sizeof *d->rows);
+	}
+	d->rows[d->nrows].kind = k;
+	d->rows[d->nrows].text = text != NULL ? text : "";
+	d->rows[d->nrows].origin = origin;
+	d->rows[d->nrows].file = file;
+	d->rows[d->nrows].hunk = hunk;
+	d->nrows++;
+}
+
+static void
+diff_build(struct diffview *d)
+{
+	const cJSON	*files, *f, *hunks, *h, *lines, *l;
+	const char	*o;
+	int		 fi = 0, hi;
+
+	d->nrows = 0;
+	free(d->hunks);
+	d->hunks = NULL;
+	d->nhunks = 0;
+	files = cJSON_GetObjectItem(d->diff, "files");
+	cJSON_ArrayForEach(f, files) {
+		diff_row(d, DR_FILE, json_str(f, "path"),
+		    json_str(f, "status") != NULL ? *json_str(f, "status") : 'M',
+		    fi, -1);
+		if (json_bool(f, "binary", 0))
+			diff_row(d, DR_NOTE, "binary file", ' ', fi, -1);
+		hunks = cJSON_GetObjectItem(f, "hunks");
+		hi = 0;
+		cJSON_ArrayForEach(h, hunks) {
+			d->hunks = xreallocarray(d->hunks, d->nhunks + 1,
+			    sizeof *d->hunks);
+			d->hunks[d->nhunks++] = d->nrows;
+			diff_row(d, DR_HUNK, json_str(h, "header"), '@', fi,
+			    hi);
+			lines = cJSON_GetObjectItem(h, "lines");
+			cJSON_ArrayForEach(l, lines) {
+				o = json_str(l, "origin");
+				diff_row(d, DR_LINE, json_str(l, "text"),
+				    o != NULL && *o != '\0' ? *o : ' ', fi, hi);
+			}
+			hi++;
+		}
+		fi++;
+	}
+	if (d->cur >= d->nhunks)
+		d->cur = d->nhunks > 0 ? d->nhunks - 1 : 0;
+}
+
+static int
+diff_load(struct tui *t, struct diffview *d)
+{
+	const cJSON	*st = tui_state(t);
+	const char	*ws = json_str(st, "workspace");
+	char		*cause = NULL;
+	cJSON		*j;
+
+	free(d->error);
+	d->error = NULL;
+	if (git_diff == NULL) {
+		d->error = xstrdup("diff: the git module is not built in");
+		return -1;
+	}
+	if (ws == NULL) {
+		d->error = xstrdup("diff: the session has no workspace");
+		return -1;
+	}
+	if ((j = git_diff(ws, json_str(st, "base_commit"), &cause)) == NULL) {
+		d->error = xprintf("diff: %s", cause != NULL ? cause : "failed");
+		free(cause);
+		return -1;
+	}
+	cJSON_Delete(d->diff);
+	d->diff = j;
+	diff_build(d);
+	return 0;
+}
+
+static void
+diff_draw(struct overlay *o, WINDOW *win, int w, int h)
+{
+	struct diffview	*d = o->data;
+	struct drow	*r;
+	struct buf	 b = BUF_INIT;
+	enum ui_role	 role;
+	size_t		 i, cur_row = (size_t)-1;
+	int		 y, x;
+	char		 lead[2] = { 0, 0 };
+	const char	*hint;
+
+	d->h = h - 2;
+	wattr_set(win, theme_attr(ROLE_BORDER_FOCUS) & ~A_COLOR,
+	    (short)theme_pair(ROLE_BORDER_FOCUS), NULL);
+	box(win, 0, 0);
+	buf_addf(&b, " diff against %s ", json_str(d->diff, "base") != NULL ?
+	    json_str(d->diff, "base") : "the base commit");
+	if (d->nhunks > 0)
+		buf_addf(&b, "· hunk %zu of %zu ", d->cur + 1, d->nhunks);
+	text_draw_role(win, 0, 2, buf_str(&b), b.len, w - 4, ROLE_TITLE);
+	buf_release(&b);
+	if (d->confirm)
+		hint = " revert this hunk? y: yes, any other key: no ";
+	else
+		hint = " n/p hunk · r revert · c comment · q close ";
+	text_draw_role(win, h - 1, 2, hint, strlen(hint), w - 4,
+	    d->confirm ? ROLE_PENDING : ROLE_DIM);
+	if (d->error != NULL) {
+		text_draw_role(win, 1, 2, d->error, strlen(d->error), w - 4,
+		    ROLE_ERROR);
+		return;
+	}
+	if (d->nrows == 0) {
+		text_draw_role(win, 1, 2, "no changes", 10, w - 4, ROLE_DIM);
+		return;
+	}
+	if (d->nhunks > 0)
+		cur_row = d->hunks[d->cur];
+	if (d->top >= d->nrows)
+		d->top = d->nrows - 1;
+	for (y = 1, i = d->top; i < d->nrows && y < h - 1; i++, y++) {
+		r = &d->rows[i];
+		x = 2;
+		switch (r->kind) {
+		case DR_FILE:
+			lead[0] = r->origin;
+			text_draw_role(win, y, x, lead, 1, 1, ROLE_GIT_MODIFIED);
+			text_draw_role(win, y, x + 2, r->text, strlen(r->text),
+			    w - x - 4, ROLE_TITLE);
+			break;
+		case DR_HUNK:
+			text_draw_role(win, y, x, r->text, strlen(r->text),
+			    w - x - 2, i == cur_row ? ROLE_SELECTED :
+			    ROLE_DIFF_HUNK);
+			break;
+		case DR_NOTE:
+			text_draw_role(win, y, x, r->text, strlen(r->text),
+			    w - x - 2, ROLE_DIM);
+			break;
+		case DR_LINE:
+			role = r->origin == '+' ? ROLE_DIFF_ADD :
+			    r->origin == '-' ? ROLE_DIFF_DEL : ROLE_NORMAL;
+			lead[0] = r->origin;
+			text_draw_role(win, y, x, lead, 1, 1, role);
+			text_draw_role(win, y, x + 1, r->text,
+			    strcspn(r->text, "\n"), w - x - 3, role);
+			break;
+		}
+	}
+}
+
+static void
+diff_goto(struct diffview *d, size_t hunk)
+{
+	if (d->nhunks == 0)
+		return;
+	d->cur = hunk;
+	d->top = d->hunks[hunk] > 0 ? d->hunks[hunk] - 1 : 0;
+}
+
+static const cJSON *
+diff_cur_file(struct diffview *d, const cJSON **hunk)
+{
+	struct drow	*r;
+	const cJSON	*f;
+
+	if (d->nhunks == 0)
+		return NULL;
+	r = &d->rows[d->hunks[d->cur]];
+	f = cJSON_GetArrayItem(cJSON_GetObjectItem(d->diff, "files"), r->file);
+	if (hunk != NULL)
+		*hunk = cJSON_GetArrayItem(cJSON_GetObjectItem(f, "hunks"),
+		    r->hunk);
+	return f;
+}
+
+static void
+diff_revert(struct tui *t, struct diffview *d)
+{
+	const cJSON	*st = tui_state(t), *f;
+	char		*cause = NULL;
+	struct drow	*r;
+
+	if (tui_readonly(t)) {
+		tui_flash(t, "read-only: no reverts");
+		return;
+	}
+	if (git_revert_hunk == NULL || (f = diff_cur_file(d, NULL)) == NULL)
+		return;
+	r = &d->rows[d->hunks[d->cur]];
+	if (git_revert_hunk(json_str(st, "workspace"), json_str(st,
+	    "base_commit"), json_str(f, "path"), r->hunk, &cause) != 0) {
+		tui_flash(t, "revert: %s", cause != NULL ? cause : "failed");
+		free(cause);
+		return;
+	}
+	tui_flash(t, "reverted a hunk of '%s'", json_str(f, "path"));
+	diff_load(t, d);
+}
+
+static void
+diff_comment_cb(struct tui *t, void *arg, const char *text)
+{
+	struct diffview	*d = arg;
+	const cJSON	*f, *h = NULL, *l;
+	struct buf	 b = BUF_INIT;
+	const char	*o;
+
+	if (text == NULL || *text == '\0' || (f = diff_cur_file(d, &h)) == NULL)
+		return;
+	buf_addf(&b, "Comment on %s, hunk %s:\n```diff\n", json_str(f, "path"),
+	    json_str(h, "header") != NULL ? json_str(h, "header") : "");
+	cJSON_ArrayForEach(l, cJSON_GetObjectItem(h, "lines")) {
+		o = json_str(l, "origin");
+		buf_addf(&b, "%c%s", o != NULL && *o ? *o : ' ',
+		    json_str(l, "text") != NULL ? json_str(l, "text") : "");
+		if (b.len > 0 && b.data[b.len - 1] != '\n')
+			buf_addc(&b, '\n');
+	}
+	buf_addf(&b, "```\n%s", text);
+	tui_send_message(t, buf_str(&b));
+	tui_flash(t, "comment sent to the agent");
+	buf_release(&b);
+}
+
+static int
+diff_key(struct overlay *o, int key)
+{
+	struct diffview	*d = o->data;
+	size_t		 page = d->h > 2 ? (size_t)d->h - 1 : 1;
+
+	if (d->confirm) {
+		d->confirm = 0;
+		if (key == 'y')
+			diff_revert(o->tui, d);
+		return 1;
+	}
+	switch (keys_lookup(SCOPE_DIFF, key)) {
+	case ACT_CLOSE:
+		return 0;
+	case ACT_NEXT_HUNK:
+		if (d->cur + 1 < d->nhunks)
+			diff_goto(d, d->cur + 1);
+		break;
+	case ACT_PREV_HUNK:
+		if (d->cur > 0)
+			diff_goto(d, d->cur - 1);
+		break;
+	case ACT_REVERT:
+		if (d->nhunks > 0)
+			d->confirm = 1;
+		break;
+	case ACT_COMMENT:
+		if (d->nhunks > 0)
+			tui_prompt(o->tui, "comment on this hunk:", "",
+			    diff_comment_cb, d);
+		break;
+	case ACT_UP:
+		if (d->top > 0)
+			d->top--;
+		break;
+	case ACT_DOWN:
+		if (d->top + 1 < d->nrows)
+			d->top++;
+		break;
+	case ACT_PAGE_UP:
+		d->top = d->top > page ? d->top - page : 0;
+		break;
+	case ACT_PAGE_DOWN:
+		d->top += page;
+		break;
+	case ACT_HOME:
+		d->top = 0;
+		break;
+	case ACT_END:
+		d->top = d->nrows > page ? d->nrows - page : 0;
+		break;
+	default:
+		break;
+	}
+	return 1;
+}
+
+static void
+diff_free(struct overlay *o)
+{
+	struct diffview	*d = o->data;
+
+	cJSON_Delete(d->diff);
+	free(d->rows);
+	free(d->hunks);
+	free(d->error);
+	free(d);
+}
+
+static const struct overlay_ops diff_ops = {
+	diff_draw, diff_key, diff_free, SCOPE_DIFF
+};
+
+void
+diff_open(struct tui *t)
+{
+	struct diffview	*d = xcalloc(1, sizeof *d);
+
+	diff_load(t, d);
+	tui_overlay(t, &diff_ops, d);
+}

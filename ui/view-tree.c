@@ -1,0 +1,729 @@
+/*
+ * view-tree.c: the workspace's file tree. The workspace is a directory on
+ * this host (STATE.workspace); a directory is read only when it is unfolded,
+ * and each unfolded directory is watched with inotify, so a tree of 100,000
+ * files costs what is shown. Changes are applied after a short delay, which
+ * folds a burst of writes into one reload.
+ *
+ * Git markers (M, A, D, ?) come from libgit2's status against the session's
+ * base commit (or HEAD), recomputed a little after the last change and kept
+ * as a sorted list of paths. Workspace content is hostile: symbolic links are
+ * shown, never followed, and the viewer opens only regular files inside the
+ * workspace.
+ */
+#include <sys/inotify.h>
+#include <sys/stat.h>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <git2.h>
+
+#include "ui.h"
+
+#define TREE_RELOAD_MS	100
+#define TREE_GIT_MS	400
+#define TREE_WATCH_MASK	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | \
+			 IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE_SELF | \
+			 IN_MODIFY | IN_ATTRIB | IN_ONLYDIR)
+
+struct node {
+	char		*name;
+	struct node	*parent;
+	struct node	**kids;
+	size_t		 nkids;
+	int		 dir;
+	int		 link;
+	int		 open;
+	int		 loaded;
+	int		 stale;
+	int		 wd;
+	int		 depth;
+	int		 keep;		/* tree_load: reused */
+};
+
+struct gitmark {
+	char		*path;
+	char		 mark;
+};
+
+struct tree {
+	char		*root_path;
+	char		*base;
+	struct node	*root;
+	struct node	**flat;
+	size_t		 nflat, aflat;
+	int		 flat_dirty;
+	size_t		 sel, top;
+	int		 w, h;
+
+	int		 ifd;
+	uint64_t	 reload_at;	/* 0: nothing pending */
+	uint64_t	 git_at;
+
+	struct gitmark	*marks;
+	size_t		 nmarks;
+	int		 git_ok;
+};
+
+static int	tree_git_started;
+
+static void
+node_free(struct node *n)
+{
+	size_t	 i;
+
+	if (n == NULL)
+		return;
+	for (i = 0; i < n->nkids; i++)
+		node_free(n->kids[i]);
+	free(n->kids);
+	free(n->name);
+	free(n);
+}
+
+static char *
+tree_node_path(struct tree *t, struct node *n, int relative)
+{
+	struct buf	 b = BUF_INIT;
+	struct node	*stack[PATH_MAX / 2], *p;
+	int		 depth = 0, i;
+	size_t		 len;
+
+	for (p = n; p != NULL && p->parent != NULL && depth < (int)nitems(stack);
+	    p = p->parent)
+		stack[depth++] = p;
+	if (!relative)
+		buf_adds(&b, t->root_path);
+	for (i = depth - 1; i >= 0; i--) {
+		if (b.len > 0)
+			buf_addc(&b, '/');
+		buf_adds(&b, stack[i]->name);
+	}
+	if (b.len == 0)
+		buf_adds(&b, relative ? "" : "/");
+	return buf_detach(&b, &len);
+}
+
+static int
+tree_cmp(const void *a, const void *b)
+{
+	const struct node	*x = *(struct node *const *)a;
+	const struct node	*y = *(struct node *const *)b;
+
+	if (x->dir != y->dir)
+		return y->dir - x->dir;
+	return strcmp(x->name, y->name);
+}
+
+static void
+tree_watch(struct tree *t, struct node *n)
+{
+	char	*path;
+
+	if (t->ifd == -1 || n->wd != -1)
+		return;
+	path = tree_node_path(t, n, 0);
+	n->wd = inotify_add_watch(t->ifd, path, TREE_WATCH_MASK |
+	    IN_DONT_FOLLOW);
+	free(path);
+}
+
+static void
+tree_unwatch(struct tree *t, struct node *n)
+{
+	size_t	 i;
+
+	if (n->wd != -1 && t->ifd != -1)
+		inotify_rm_watch(t->ifd, n->wd);
+	n->wd = -1;
+	for (i = 0; i < n->nkids; i++)
+		tree_unwatch(t, n->kids[i]);
+}
+
+/* Read a directory, keeping the nodes (and their folds) of known names. */
+static void
+tree_load(struct tree *t, struct node *n)
+{
+	DIR		*d;
+	struct dirent	*de;
+	struct stat	 st;
+	struct node	**kids = NULL, *k, key, *kp = &key, **found;
+	size_t		 nk = 0, ak = 0, i;
+	char		*path;
+	int		 dfd;
+
+	path = tree_node_path(t, n, 0);
+	d = opendir(path);
+	free(path);
+	n->loaded = 1;
+	n->stale = 0;
+	if (d == NULL)
+		goto done;
+	dfd = dirfd(d);
+	/* The old children, sorted by name for lookup. */
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (n->parent == NULL && strcmp(de->d_name, ".git") == 0)
+			continue;
+		if (nk == ak) {
+			ak = ak ? ak * 2 : 32;
+			kids = xreallocarray(kids, ak, sizeof *kids);
+		}
+		k = NULL;
+		key.name = de->d_name;
+		key.dir = 0;
+		found = NULL;
+		for (i = 0; i < 2 && found == NULL && n->nkids > 0; i++) {
+			key.dir = (int)i;
+			found = bsearch(&kp, n->kids, n->nkids, sizeof *n->kids,
+			    tree_cmp);
+		}
+		if (de->d_type == DT_UNKNOWN) {
+			if (fstatat(dfd, de->d_name, &st,
+			    AT_SYMLINK_NOFOLLOW) == -1)
+				continue;
+			de->d_type = S_ISDIR(st.st_mode) ? DT_DIR :
+			    S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
+		}
+		if (found != NULL && (*found)->dir == (de->d_type == DT_DIR)) {
+			k = *found;
+			k->keep = 1;
+		} else {
+			k = xcalloc(1, sizeof *k);
+			k->name = xstrdup(de->d_name);
+			k->dir = (de->d_type == DT_DIR);
+			k->link = (de->d_type == DT_LNK);
+			k->wd = -1;
+		}
+		k->parent = n;
+		k->depth = n->depth + 1;
+		kids[nk++] = k;
+	}
+	closedir(d);
+done:
+	for (i = 0; i < n->nkids; i++) {
+		if (n->kids[i]->keep)
+			n->kids[i]->keep = 0;
+		else {
+			tree_unwatch(t, n->kids[i]);
+			node_free(n->kids[i]);
+		}
+	}
+	free(n->kids);
+	if (nk > 1)
+		qsort(kids, nk, sizeof *kids, tree_cmp);
+	n->kids = kids;
+	n->nkids = nk;
+	t->flat_dirty = 1;
+}
+
+static void
+tree_flatten_node(struct tree *t, struct node *n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n->nkids; i++) {
+		if (t->nflat == t->aflat) {
+			t->aflat = t->aflat ? t->aflat * 2 : 256;
+			t->flat = xreallocarray(t->flat, t->aflat,
+			    sizeof *t->flat);
+		}
+		t->flat[t->nflat++] = n->kids[i];
+		if (n->kids[i]->dir && n->kids[i]->open)
+			tree_flatten_node(t, n->kids[i]);
+	}
+}
+
+static void
+tree_flatten(struct tree *t)
+{
+	struct node	*selected = NULL;
+	size_t		 i;
+
+	if (t->sel < t->nflat)
+		selected = t->flat[t->sel];
+	t->nflat = 0;
+	if (t->root != NULL)
+		tree_flatten_node(t, t->root);
+	t->flat_dirty = 0;
+	/* Keep the selection on the same node when it is still there. */
+	for (i = 0; selected != NULL && i < t->nflat; i++) {
+		if (t->flat[i] == selected) {
+			t->sel = i;
+			return;
+		}
+	}
+	if (t->sel >= t->nflat)
+		t->sel = t->nflat > 0 ? t->nflat - 1 : 0;
+}
+
+/* -------------------------------------------------------------------- */
+/* Git status. */
+
+static int
+tree_mark_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct gitmark *)a)->path,
+	    ((const struct gitmark *)b)->path);
+}
+
+static void
+tree_marks_clear(struct tree *t)
+{
+	size_t	 i;
+
+	for (i = 0; i < t->nmarks; i++)
+		free(t->marks[i].path);
+	free(t->marks);
+	t->marks = NULL;
+	t->nmarks = 0;
+}
+
+static void
+tree_git(struct tree *t)
+{
+	git_repository		*repo = NULL;
+	git_status_list		*list = NULL;
+	git_status_options	 opts;
+	git_object		*obj = NULL;
+	git_tree		*base = NULL;
+	const git_status_entry	*e;
+	const char		*path;
+	size_t			 i, n, a = 0;
+	char			 mark;
+
+	t->git_at = 0;
+	tree_marks_clear(t);
+	if (!tree_git_started) {
+		git_libgit2_init();
+		tree_git_started = 1;
+	}
+	if (git_repository_open_ext(&repo, t->root_path,
+	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) != 0) {
+		t->git_ok = 0;
+		return;
+	}
+	t->git_ok = 1;
+	git_status_options_init(&opts, GIT_STATUS_OPTIONS_VERSION);
+	opts.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
+	opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED |
+	    GIT_STATUS_OPT_RENAMES_HEAD_TO_INDEX;
+	if (t->base != NULL && git_revparse_single(&obj, repo, t->base) == 0 &&
+	    git_object_peel((git_object **)&base, obj, GIT_OBJECT_TREE) == 0)
+		opts.baseline = base;
+	if (git_status_list_new(&list, repo, &opts) != 0)
+		goto out;
+	n = git_status_list_entrycount(list);
+	for (i = 0; i < n; i++) {
+		e = git_status_byindex(list, i);
+		path = NULL;
+		mark = 0;
+		if (e->status & (GIT_STATUS_WT_NEW)) {
+			mark = '?';
+			path = e->index_to_workdir->new_file.path;
+		} else if (e->status & (GIT_STATUS_INDEX_NEW)) {
+			mark = 'A';
+			path = e->head_to_index->new_file.path;
+		} else if (e->status & (GIT_STATUS_WT_DELETED |
+		    GIT_STATUS_INDEX_DELETED)) {
+			mark = 'D';
+			path = e->index_to_workdir != NULL ?
+			    e->index_to_workdir->old_file.path :
+			    e->head_to_index->old_file.path;
+		} else if (e->status & (GIT_STATUS_WT_MODIFIED |
+		    GIT_STATUS_INDEX_MODIFIED | GIT_STATUS_WT_RENAMED |
+		    GIT_STATUS_INDEX_RENAMED | GIT_STATUS_WT_TYPECHANGE |
+		    GIT_STATUS_INDEX_TYPECHANGE)) {
+			mark = 'M';
+			path = e->index_to_workdir != NULL ?
+			    e->index_to_workdir->new_file.path :
+			    e->head_to_index->new_file.path;
+		}
+		if (path == NULL || mark == 0)
+			continue;
+		if (t->nmarks == a) {
+			a = a ? a * 2 : 64;
+			t->marks = xreallocarray(t->marks, a, sizeof *t->marks);
+		}
+		t->marks[t->nmarks].path = xstrdup(path);
+		t->marks[t->nmarks].mark = mark;
+		t->nmarks++;
+	}
+	qsort(t->marks, t->nmarks, sizeof *t->marks, tree_mark_cmp);
+out:
+	git_status_list_free(list);
+	git_tree_free(base);
+	git_object_free(obj);
+	git_repository_free(repo);
+}
+
+/* The marker of a file, or of a directory with a change below it. */
+static char
+tree_mark(struct tree *t, struct node *n)
+{
+	char	*rel, *dirp;
+	size_t	 lo = 0, hi = t->nmarks, mid, len;
+	int	 c;
+	char	 m = 0;
+
+	if (t->nmarks == 0)
+		return 0;
+	rel = tree_node_path(t, n, 1);
+	dirp = n->dir ? xprintf("%s/", rel) : xstrdup(rel);
+	len = strlen(dirp);
+	while (lo < hi) {	/* the first path >= dirp */
+		mid = (lo + hi) / 2;
+		if (strcmp(t->marks[mid].path, dirp) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < t->nmarks) {
+		c = strncmp(t->marks[lo].path, dirp, len);
+		if (c == 0 && (n->dir || t->marks[lo].path[len] == '\0'))
+			m = (n->dir && strcmp(t->marks[lo].path, dirp) != 0) ?
+			    'M' : t->marks[lo].mark;
+	}
+	free(rel);
+	free(dirp);
+	return m;
+}
+
+/* -------------------------------------------------------------------- */
+
+static void
+tree_reset(struct tree *t)
+{
+	if (t->root != NULL) {
+		tree_unwatch(t, t->root);
+		node_free(t->root);
+	}
+	t->root = NULL;
+	t->nflat = 0;
+	t->sel = t->top = 0;
+	tree_marks_clear(t);
+}
+
+void
+view_tree_set_root(struct pane *p, const char *workspace, const char *base)
+{
+	struct tree	*t = p->data;
+
+	if (workspace == NULL || *workspace == '\0')
+		return;
+	if (base != NULL && (t->base == NULL || strcmp(t->base, base) != 0)) {
+		free(t->base);
+		t->base = xstrdup(base);
+		t->git_at = mono_ms();
+	}
+	if (t->root_path != NULL && strcmp(t->root_path, workspace) == 0)
+		return;
+	tree_reset(t);
+	free(t->root_path);
+	t->root_path = xstrdup(workspace);
+	t->root = xcalloc(1, sizeof *t->root);
+	t->root->name = xstrdup("");
+	t->root->dir = 1;
+	t->root->open = 1;
+	t->root->wd = -1;
+	tree_load(t, t->root);
+	tree_watch(t, t->root);
+	t->git_at = mono_ms();
+	pane_set_title(p, "files");
+	pane_dirty(p);
+}
+
+int
+view_tree_fd(struct pane *p)
+{
+	return ((struct tree *)p->data)->ifd;
+}
+
+static struct node *
+tree_find_wd(struct node *n, int wd)
+{
+	struct node	*f;
+	size_t		 i;
+
+	if (n->wd == wd)
+		return n;
+	if (!n->open)
+		return NULL;
+	for (i = 0; i < n->nkids; i++) {
+		if (n->kids[i]->dir && (f = tree_find_wd(n->kids[i], wd)))
+			return f;
+	}
+	return NULL;
+}
+
+void
+view_tree_readable(struct pane *p)
+{
+	struct tree			*t = p->data;
+	char				 data[8192]
+	    __attribute__((aligned(__alignof__(struct inotify_event))));
+	const struct inotify_event	*ev;
+	struct node			*n;
+	ssize_t				 len;
+	char				*q;
+	uint64_t			 now = mono_ms();
+
+	while ((len = read(t->ifd, data, sizeof data)) > 0) {
+		for (q = data; q < data + len; q += sizeof *ev + ev->len) {
+			ev = (const struct inotify_event *)q;
+			if (t->root == NULL)
+				continue;
+			if (ev->mask & IN_Q_OVERFLOW)
+				t->root->stale = 1;
+			else if (ev->mask & (IN_CREATE | IN_DELETE |
+			    IN_MOVED_FROM | IN_MOVED_TO)) {
+				if ((n = tree_find_wd(t->root, ev->wd)) != NULL)
+					n->stale = 1;
+			}
+			if (t->reload_at == 0)
+				t->reload_at = now + TREE_RELOAD_MS;
+			t->git_at = now + TREE_GIT_MS;
+		}
+	}
+}
+
+static void
+tree_reload_stale(struct tree *t, struct node *n)
+{
+	size_t	 i;
+
+	if (n->stale)
+		tree_load(t, n);
+	for (i = 0; i < n->nkids; i++) {
+		if (n->kids[i]->dir && n->kids[i]->open)
+			tree_reload_stale(t, n->kids[i]);
+	}
+}
+
+static void
+view_tree_tick(struct pane *p, uint64_t now)
+{
+	struct tree	*t = p->data;
+
+	if (t->root == NULL)
+		return;
+	if (t->reload_at != 0 && now >= t->reload_at) {
+		t->reload_at = 0;
+		tree_reload_stale(t, t->root);
+		pane_dirty(p);
+	}
+	if (t->git_at != 0 && now >= t->git_at) {
+		tree_git(t);
+		pane_dirty(p);
+	}
+}
+
+static void
+view_tree_init(struct pane *p)
+{
+	struct tree	*t = xcalloc(1, sizeof *t);
+
+	t->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	t->w = 20;
+	t->h = 10;
+	p->data = t;
+	pane_set_title(p, "files");
+}
+
+static void
+view_tree_free(struct pane *p)
+{
+	struct tree	*t = p->data;
+
+	if (t == NULL)
+		return;
+	tree_reset(t);
+	if (t->ifd != -1)
+		close(t->ifd);
+	free(t->flat);
+	free(t->root_path);
+	free(t->base);
+	free(t);
+	p->data = NULL;
+}
+
+static void
+view_tree_resize(struct pane *p, int w, int h)
+{
+	struct tree	*t = p->data;
+
+	t->w = w;
+	t->h = h;
+}
+
+static void
+view_tree_draw(struct pane *p, WINDOW *win)
+{
+	struct tree	*t = p->data;
+	struct node	*n;
+	enum ui_role	 role, mrole;
+	const char	*fold;
+	size_t		 i;
+	int		 y, x, focused = (p->tui != NULL);
+	char		 m, ms[2];
+
+	if (t->root == NULL) {
+		text_draw_role(win, 0, 0, "(no workspace)", 14, t->w, ROLE_DIM);
+		return;
+	}
+	if (t->flat_dirty)
+		tree_flatten(t);
+	if (t->nflat == 0) {
+		text_draw_role(win, 0, 0, "(empty)", 7, t->w, ROLE_DIM);
+		return;
+	}
+	if (t->sel < t->top)
+		t->top = t->sel;
+	if (t->sel >= t->top + (size_t)t->h)
+		t->top = t->sel - (size_t)t->h + 1;
+	for (y = 0, i = t->top; i < t->nflat && y < t->h; i++, y++) {
+		n = t->flat[i];
+		x = (n->depth - 1) * 2;
+		if (x > t->w / 2)
+			x = t->w / 2;
+		role = n->dir ? ROLE_DIR : n->link ? ROLE_DIM : ROLE_NORMAL;
+		if (i == t->sel && focused)
+			text_clear_to(win, y, 0, t->w, theme_attr(ROLE_SELECTED));
+		fold = n->dir ? (n->open ? "▾ " : "▸ ") : "  ";
+		x += text_draw_role(win, y, x, fold, strlen(fold), t->w - x,
+		    i == t->sel ? ROLE_SELECTED : ROLE_DIM);
+		x += text_draw(win, y, x, n->name, strlen(n->name), t->w - x - 2,
+		    i == t->sel ? theme_attr(ROLE_SELECTED) : theme_attr(role));
+		if (n->dir && x < t->w - 2)
+			text_draw(win, y, x, "/", 1, 1, i == t->sel ?
+			    theme_attr(ROLE_SELECTED) : theme_attr(role));
+		if ((m = tree_mark(t, n)) != 0) {
+			ms[0] = m;
+			ms[1] = '\0';
+			mrole = m == 'M' ? ROLE_GIT_MODIFIED : m == 'A' ?
+			    ROLE_GIT_ADDED : m == 'D' ? ROLE_GIT_DELETED :
+			    ROLE_GIT_UNTRACKED;
+			text_draw_role(win, y, t->w - 1, ms, 1, 1, mrole);
+		}
+	}
+}
+
+static void
+tree_open_file(struct pane *p, struct node *n)
+{
+	struct tree	*t = p->data;
+	char		*path, *rel, *real, *rroot;
+	struct stat	 st;
+
+	path = tree_node_path(t, n, 0);
+	rel = tree_node_path(t, n, 1);
+	real = realpath(path, NULL);
+	rroot = realpath(t->root_path, NULL);
+	if (real == NULL || rroot == NULL || strncmp(real, rroot,
+	    strlen(rroot)) != 0 || real[strlen(rroot)] != '/' ||
+	    lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		tui_flash(p->tui, "'%s': not a regular file in the workspace",
+		    rel);
+	else
+		viewer_open(p->tui, real, rel);
+	free(real);
+	free(rroot);
+	free(path);
+	free(rel);
+}
+
+static void
+tree_fold(struct tree *t, struct node *n, int open)
+{
+	if (!n->dir || n->open == open)
+		return;
+	n->open = open;
+	if (open) {
+		if (!n->loaded || n->stale)
+			tree_load(t, n);
+		tree_watch(t, n);
+	} else {
+		tree_unwatch(t, n);
+		n->loaded = 0;	/* reread on unfold: it was not watched */
+	}
+	t->flat_dirty = 1;
+}
+
+static int
+view_tree_key(struct pane *p, int key, enum ui_action a)
+{
+	struct tree	*t = p->data;
+	struct node	*n;
+	size_t		 page = t->h > 1 ? (size_t)t->h - 1 : 1;
+
+	if (t->flat_dirty)
+		tree_flatten(t);
+	n = t->sel < t->nflat ? t->flat[t->sel] : NULL;
+	switch (a) {
+	case ACT_UP:
+		if (key == 0 && t->top > 0)
+			t->top--;
+		if (t->sel > 0)
+			t->sel--;
+		break;
+	case ACT_DOWN:
+		if (t->sel + 1 < t->nflat)
+			t->sel++;
+		break;
+	case ACT_PAGE_UP:
+		t->sel = t->sel > page ? t->sel - page : 0;
+		break;
+	case ACT_PAGE_DOWN:
+		t->sel = t->sel + page < t->nflat ? t->sel + page :
+		    (t->nflat > 0 ? t->nflat - 1 : 0);
+		break;
+	case ACT_HOME:
+		t->sel = 0;
+		break;
+	case ACT_END:
+		t->sel = t->nflat > 0 ? t->nflat - 1 : 0;
+		break;
+	case ACT_ENTER:
+		if (n == NULL)
+			break;
+		if (n->dir)
+			tree_fold(t, n, !n->open);
+		else
+			tree_open_file(p, n);
+		break;
+	case ACT_LEFT:
+		if (n == NULL)
+			break;
+		if (n->dir && n->open)
+			tree_fold(t, n, 0);
+		else if (n->parent != NULL && n->parent != t->root) {
+			tree_fold(t, n->parent, 0);
+			tree_flatten(t);
+			for (t->sel = 0; t->sel < t->nflat &&
+			    t->flat[t->sel] != n->parent; t->sel++)
+				;
+		}
+		break;
+	case ACT_RIGHT:
+		if (n != NULL && n->dir)
+			tree_fold(t, n, 1);
+		break;
+	default:
+		return 0;
+	}
+	pane_dirty(p);
+	return 1;
+}
+
+const struct view view_tree = {
+	"files", SCOPE_TREE, view_tree_init, view_tree_free, view_tree_draw,
+	view_tree_key, view_tree_resize, NULL, view_tree_tick
+};
