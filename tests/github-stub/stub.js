@@ -159,6 +159,7 @@ function special(res, op, repo) {
 
 function branchExists(owner, repo, branch) {
   if (!args['git-root']) return true;
+  if (!branch) return false;
   try {
     execFileSync('git', ['--git-dir', path.join(args['git-root'], owner, repo + '.git'),
       'rev-parse', '--verify', '-q', 'refs/heads/' + branch], { stdio: 'ignore' });
@@ -201,6 +202,9 @@ const server = http.createServer((req, res) => {
       if (!branchExists(owner, repo, head))
         return send(res, op, 422, { message: 'Validation Failed', documentation_url: DOCS,
           errors: [{ resource: 'PullRequest', field: 'head', code: 'invalid' }] });
+      if (!branchExists(owner, repo, body.base))
+        return send(res, op, 422, { message: 'Validation Failed', documentation_url: DOCS,
+          errors: [{ resource: 'PullRequest', field: 'base', code: 'invalid' }] });
       const key = `${owner}/${repo}:${head}`;
       if (created.has(key))
         return send(res, op, 422, { message: 'Validation Failed', documentation_url: DOCS,

@@ -1,0 +1,180 @@
+#!/bin/sh
+# Real git over real smart HTTP: git http-backend behind lighttpd with basic
+# auth that requires the token. Clone (token only through libgit2's
+# credential callback), push, a rejected push, refused tokens, the network
+# down, and a workspace whose config tries to send the push elsewhere.
+. "$(dirname "$0")/lib.sh"
+. "$TEST_DIRECTORY/git-lib.sh"
+
+TOKEN=tok_$(date +%s)_Zq7xW
+if command -v lighttpd >/dev/null 2>&1 && [ -x "$(git --exec-path)/git-http-backend" ]; then
+	HAVE_HTTPD=1
+else
+	HAVE_HTTPD=
+	say "lighttpd or git-http-backend missing: the HTTP tests are skipped"
+fi
+test_have_prereq() {
+	case "$1" in
+	HTTPD) [ -n "$HAVE_HTTPD" ] ;;
+	*) return 1 ;;
+	esac
+}
+
+test_expect_success HTTPD 'setup: a repository served over smart HTTP' '
+	git init -q -b main work &&
+	(
+		cd work && seq 1 20 >a.txt && echo one >b.txt &&
+		git add . && git commit -q -m one &&
+		git checkout -q -b dev && echo dev >dev.txt && git add dev.txt &&
+		git commit -q -m dev && git checkout -q main
+	) &&
+	mkdir -p srv/o &&
+	git clone -q --bare work srv/o/proj.git &&
+	git -C srv/o/proj.git config http.receivepack true &&
+	"$TEST_DIRECTORY/git-http-server" srv "$TOKEN" httpd >port &&
+	test -s port
+'
+PORT=$(cat port 2>/dev/null)
+URL=http://127.0.0.1:$PORT/git/o/proj.git
+test_when_finished 'kill $(cat "$TRASH_DIRECTORY/httpd/pid")'
+
+test_expect_success HTTPD 'the server itself wants the token' '
+	test_must_fail git ls-remote "$URL" </dev/null 2>err &&
+	git ls-remote "http://x-access-token:$TOKEN@127.0.0.1:$PORT/git/o/proj.git" >refs &&
+	grep refs/heads/main refs
+'
+
+test_expect_success HTTPD 'clone with the token from HOLT_GIT_TOKEN, with progress' '
+	HOLT_GIT_TOKEN=$TOKEN git_tool import "$URL" ws1 -p >base 2>progress &&
+	test "$(cat base)" = "$(git -C work rev-parse main)" &&
+	grep "receiving objects: [0-9]*/[0-9]*" progress &&
+	test_cmp work/a.txt ws1/a.txt &&
+	git -C ws1 config remote.origin.url >url &&
+	echo "$URL" >expect && test_cmp expect url &&
+	! grep -r -a -F "$TOKEN" ws1
+'
+
+test_expect_success HTTPD 'GITHUB_TOKEN works too; --branch picks the branch' '
+	GITHUB_TOKEN=$TOKEN git_tool import "$URL" ws2 -b dev >base &&
+	test "$(cat base)" = "$(git -C work rev-parse dev)" &&
+	test -f ws2/dev.txt
+'
+
+test_expect_success HTTPD 'a token in the URL is used, and not saved' '
+	git_tool import "http://x-access-token:$TOKEN@127.0.0.1:$PORT/git/o/proj.git" ws3 &&
+	git -C ws3 config remote.origin.url >url &&
+	echo "$URL" >expect && test_cmp expect url &&
+	! grep -r -a -F "$TOKEN" ws3
+'
+
+test_expect_success HTTPD 'no token, or a wrong one: clear errors, nothing left' '
+	test_must_fail git_tool import "$URL" ws4 2>err &&
+	grep "none is set (set HOLT_GIT_TOKEN or GITHUB_TOKEN" err &&
+	HOLT_GIT_TOKEN=wrong test_must_fail git_tool import "$URL" ws5 2>err &&
+	grep "authentication failed: the token is wrong" err &&
+	! grep -F wrong ws5/.git/config 2>/dev/null
+'
+
+test_expect_success HTTPD 'the host user global git config does not redirect or leak' '
+	printf "[url \"http://127.0.0.1:1/\"]\n\tinsteadOf = http://127.0.0.1:$PORT/\n" >"$HOME/.gitconfig" &&
+	HOLT_GIT_TOKEN=$TOKEN git_tool import "$URL" ws6 &&
+	rm "$HOME/.gitconfig"
+'
+
+test_expect_success HTTPD 'holt pr pushes the branch; the API being down loses nothing' '
+	HOLT_GIT_TOKEN=$TOKEN git_session s1 "$URL" main &&
+	ws=$(git_ws s1) &&
+	echo change >>"$ws/a.txt" &&
+	HOLT_GIT_TOKEN=$TOKEN HOLT_GITHUB_API=http://127.0.0.1:1 \
+		test_expect_code 1 holt pr -t s1 --title "a change" 2>err &&
+	grep "could not reach .http://127.0.0.1:1/repos/o/proj/pulls." err &&
+	git -C srv/o/proj.git rev-parse refs/heads/holt/s1 >pushed &&
+	git -C "$ws" rev-parse HEAD >head && test_cmp head pushed &&
+	git -C srv/o/proj.git log -1 --format=%s holt/s1 >subject &&
+	echo "a change" >expect && test_cmp expect subject
+'
+
+test_expect_success HTTPD 'running holt pr again reuses the branch (it is ours)' '
+	ws=$(git_ws s1) &&
+	echo more >>"$ws/a.txt" &&
+	HOLT_GIT_TOKEN=$TOKEN HOLT_GITHUB_API=http://127.0.0.1:1 \
+		test_expect_code 1 holt pr -t s1 --title "more" 2>err &&
+	grep "could not reach" err &&
+	git -C srv/o/proj.git rev-parse refs/heads/holt/s1 >pushed &&
+	git -C "$ws" rev-parse HEAD >head && test_cmp head pushed &&
+	git -C "$ws" rev-parse HEAD~1 >parent &&
+	git -C srv/o/proj.git rev-parse holt/s1~1 >expect && test_cmp expect parent
+'
+
+test_expect_success HTTPD 'a push the server has moved on from is rejected, the commit kept' '
+	rm -rf other &&
+	git clone -q "http://x-access-token:$TOKEN@127.0.0.1:$PORT/git/o/proj.git" other &&
+	(
+		cd other && git checkout -q holt/s1 && echo theirs >theirs.txt &&
+		git add theirs.txt && git commit -q -m theirs && git push -q origin holt/s1
+	) &&
+	ws=$(git_ws s1) &&
+	echo mine >>"$ws/b.txt" &&
+	HOLT_GIT_TOKEN=$TOKEN HOLT_GITHUB_API=http://127.0.0.1:1 \
+		test_expect_code 1 holt pr -t s1 --title mine 2>err &&
+	grep "rejected: .*non-fast-forward.*the commit is kept" err &&
+	git -C "$ws" log -1 --format=%s >subject &&
+	echo mine >expect && test_cmp expect subject &&
+	git -C srv/o/proj.git log -1 --format=%s holt/s1 >subject &&
+	echo theirs >expect && test_cmp expect subject
+'
+
+test_expect_success HTTPD '--branch pushes the kept commit to a new branch' '
+	HOLT_GIT_TOKEN=$TOKEN HOLT_GITHUB_API=http://127.0.0.1:1 \
+		test_expect_code 1 holt pr -t s1 --branch holt/s1-v2 2>err &&
+	grep "could not reach" err &&
+	git -C srv/o/proj.git log -1 --format=%s holt/s1-v2 >subject &&
+	echo mine >expect && test_cmp expect subject
+'
+
+test_expect_success HTTPD 'pushing with a wrong token or none says so' '
+	ws=$(git_ws s1) &&
+	echo again >>"$ws/b.txt" &&
+	HOLT_GIT_TOKEN=wrong test_expect_code 1 holt pr -t s1 --branch x1 2>err &&
+	grep "authentication failed" err &&
+	test_expect_code 1 holt pr -t s1 --branch x1 2>err &&
+	grep "none is set" err &&
+	test_must_fail git -C srv/o/proj.git rev-parse -q --verify refs/heads/x1
+'
+
+test_expect_success HTTPD 'the workspace config cannot redirect the push or the token' '
+	ws=$(git_ws s1) &&
+	{ python3 -c "
+import socket, sys
+s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(5)
+print(s.getsockname()[1]); sys.stdout.flush()
+s.settimeout(20)
+try:
+    c, _ = s.accept(); open(\"evil.hit\", \"w\").write(\"hit\")
+except Exception:
+    pass
+" >evilport & } &&
+	evilpid=$! &&
+	test_wait_for 50 "test -s evilport" &&
+	EVIL=127.0.0.1:$(cat evilport) &&
+	git -C "$ws" config remote.origin.url "http://$EVIL/steal.git" &&
+	git -C "$ws" config url."http://$EVIL/".insteadOf "http://127.0.0.1:$PORT/" &&
+	git -C "$ws" config url."http://$EVIL/".pushInsteadOf "http://127.0.0.1:$PORT/" &&
+	git -C "$ws" config http.proxy "http://$EVIL" &&
+	echo redirected >>"$ws/b.txt" &&
+	HOLT_GIT_TOKEN=$TOKEN HOLT_GITHUB_API=http://127.0.0.1:1 \
+		test_expect_code 1 holt pr -t s1 --branch holt/s1-v3 --title redirected 2>err &&
+	grep "could not reach" err &&
+	git -C srv/o/proj.git log -1 --format=%s holt/s1-v3 >subject &&
+	echo redirected >expect && test_cmp expect subject &&
+	kill $evilpid && wait $evilpid;
+	test ! -e evil.hit
+'
+
+test_expect_success HTTPD 'nothing holt wrote holds the token' '
+	! grep -r -a -l -F "$TOKEN" "$HOLT_HOME" &&
+	b64=$(printf "x-access-token:%s" "$TOKEN" | base64) &&
+	! grep -r -a -l -F "$b64" "$HOLT_HOME"
+'
+
+test_done
