@@ -94,7 +94,9 @@ const cJSON *model_script_next(struct model_script *, const cJSON *messages,
 /* NULL if the turn's "expect" holds, else why not (caller frees). */
 char	*model_script_expect(const cJSON *turn, const cJSON *messages,
 	    const cJSON *tools);
-int	 model_script_chunk_bytes(struct model_script *);
+/* A number of the turn, else of the script's top level, else dflt. */
+int	 model_script_num(struct model_script *, const cJSON *turn,
+	    const char *key, int dflt);
 
 /* model.c */
 char	*model_redact(const char *text, const char *secret);	/* caller frees */

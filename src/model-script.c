@@ -4,15 +4,17 @@
  *
  *	{ "turns": [ { "expect": {...}, "text": "...", "tool_calls": [...],
  *	               "usage": {"input_tokens": N, "output_tokens": N},
- *	               "delay_ms": N },
+ *	               "delay_ms": N, "chunk_delay_ms": N },
  *	             { "fail": { "status": 429, "retry_after_s": 1 } },
  *	             { "broken": "truncate" } ],
- *	  "chunk_bytes": 7 }
+ *	  "chunk_bytes": 7, "chunk_delay_ms": 0 }
  *
  * Each request takes the next turn. "expect" may hold
  * last_tool_result_contains, last_user_message_contains (strings) and
  * tools_include (a name or a list of names); a request that does not meet
  * it is refused. A turn that has neither "fail" nor "broken" answers.
+ * chunk_bytes and chunk_delay_ms (per turn or for the whole script) stream
+ * the text in pieces of that many bytes, that many ms apart.
  *
  * Turn selection survives a restart of the process: the first request of
  * a script model starts after the k-th answering turn, k being the number
@@ -102,9 +104,14 @@ model_script_path(struct model_script *sc)
 }
 
 int
-model_script_chunk_bytes(struct model_script *sc)
+model_script_num(struct model_script *sc, const cJSON *turn, const char *key,
+    int dflt)
 {
-	return (int)json_num(sc->root, "chunk_bytes", 0);
+	const cJSON	*v = cJSON_GetObjectItemCaseSensitive(turn, key);
+
+	if (cJSON_IsNumber(v))
+		return v->valueint;
+	return (int)json_num(sc->root, key, dflt);
 }
 
 static int

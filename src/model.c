@@ -55,6 +55,7 @@ enum model_state {
 	REQ_START,		/* wake: start the next attempt */
 	REQ_RUNNING,		/* HTTP transfer in curl's hands */
 	REQ_SCRIPT,		/* wake: play the chosen script turn */
+	REQ_STREAM,		/* wake: stream the next piece of its text */
 	REQ_FINISH,		/* wake: call done or error, then free */
 	REQ_REAP		/* wake: cancelled, free */
 };
@@ -88,6 +89,7 @@ struct model_request {
 	char		 errbuf[CURL_ERROR_SIZE];
 	const cJSON	*turn;		/* script: */
 	int		 turn_no;
+	size_t		 text_off;	/* script: text streamed so far */
 
 	/* The outcome. */
 	int		 failed;
@@ -352,7 +354,7 @@ model_retry(struct model_request *req, enum model_error err, char *msg)
 			wait = MODEL_WAIT_CAP_MS;
 		/* Equal jitter: half fixed, half random. */
 		half = wait / 2;
-		wait = half + (half > 0 ? (int)(random() % (half + 1)) : 0);
+		wait = half + (half > 0 ? (int)arc4random_uniform(half + 1) : 0);
 	}
 	why = model_redact(msg, req->m->key);
 	free(msg);
@@ -682,28 +684,36 @@ model_attempt_done(struct model_request *req, CURLcode code)
 
 /* script: -------------------------------------------------------------- */
 
+/* Stream the turn's text, a piece per chunk_delay_ms, then answer. */
 static void
 model_script_reply(struct model_request *req)
 {
 	struct model_reply	*r = &req->sreply;
+	struct model_script	*sc = req->m->script;
 	const cJSON		*calls, *c, *usage, *args;
 	const char		*text, *id, *name;
 	cJSON			*out, *o;
-	size_t			 len, off, step;
-	int			 i = 0, chunk;
+	size_t			 len, step;
+	int			 i = 0, chunk, delay;
 	char			*gen;
 
 	text = json_str(req->turn, "text");
 	if (text == NULL)
 		text = "";
 	len = strlen(text);
-	chunk = model_script_chunk_bytes(req->m->script);
+	chunk = model_script_num(sc, req->turn, "chunk_bytes", 0);
+	delay = model_script_num(sc, req->turn, "chunk_delay_ms", 0);
 	step = chunk > 0 ? (size_t)chunk : (len > 0 ? len : 1);
-	for (off = 0; off < len; off += step) {
-		model_req_delta(req, text + off, len - off < step ? len - off :
-		    step);
+	while (req->text_off < len) {
+		model_req_delta(req, text + req->text_off,
+		    len - req->text_off < step ? len - req->text_off : step);
 		if (req->cancelled)
 			return;
+		req->text_off += step;
+		if (delay > 0 && req->text_off < len) {
+			model_wake_in(req, REQ_STREAM, delay);
+			return;
+		}
 	}
 
 	out = cJSON_CreateArray();
@@ -796,6 +806,7 @@ model_script_play(struct model_request *req)
 		    "stream: turn %d is broken (%s)", req->turn_no, broken));
 		return;
 	}
+	req->text_off = 0;
 	model_script_reply(req);
 }
 
@@ -837,6 +848,9 @@ model_wake_cb(evutil_socket_t fd, short what, void *arg)
 		break;
 	case REQ_SCRIPT:
 		model_script_play(req);
+		break;
+	case REQ_STREAM:
+		model_script_reply(req);
 		break;
 	case REQ_FINISH:
 		cb = req->cb;

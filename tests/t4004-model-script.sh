@@ -122,6 +122,24 @@ test_expect_success PYTHON 'mock-llm --by-history resumes the same way' '
 	test_cmp a.cmp b.cmp
 '
 
+test_expect_success 'script: chunk_delay_ms spreads the stream over time' '
+	write_script s.json "{\"text\":\"abcdefghij\",\"chunk_bytes\":2,\"chunk_delay_ms\":100}" &&
+	$TEST_MODEL script:s.json >actual 2>err &&
+	grep "^text: abcdefghij$" actual &&
+	ms=$(sed -n "s/^elapsed_ms: //p" err) &&
+	test $ms -ge 380 && test $ms -lt 2000
+'
+
+test_expect_success PYTHON 'mock-llm: chunk_delay_ms spreads the stream over time' '
+	write_script s.json "{\"text\":\"abcdefghij\",\"chunk_delay_ms\":100}" &&
+	start_mock s.json &&
+	$TEST_MODEL -b "$MOCK_URL/v1" openai:m >actual 2>err;
+	stop_mock &&
+	grep "^text: abcdefghij$" actual &&
+	ms=$(sed -n "s/^elapsed_ms: //p" err) &&
+	test $ms -ge 380 && test $ms -lt 3000
+'
+
 test_expect_success 'script: a bad script file is refused at once' '
 	test_expect_code 2 $TEST_MODEL script:missing.json >actual &&
 	grep "^model_new: script .missing.json.: missing.json: No such file or directory$" actual &&
