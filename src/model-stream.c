@@ -190,7 +190,7 @@ model_stream_build(struct model_stream *ms)
 			    "%s: malformed stream: tool call %d has no name",
 			    name, s->index);
 		}
-		if (s->args.len != 0)
+		if (s->args.len != 0 && strcmp(s->args.data, "null") != 0)
 			json = s->args.data;
 		else if (s->input != NULL)
 			json = s->input;

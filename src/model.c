@@ -87,6 +87,7 @@ struct model_request {
 	enum model_error serr;
 	char		*scause;	/* stream error seen while receiving */
 	char		 errbuf[CURL_ERROR_SIZE];
+	char		*location;	/* where a 3xx points */
 	const cJSON	*turn;		/* script: */
 	int		 turn_no;
 	size_t		 text_off;	/* script: text streamed so far */
@@ -401,6 +402,11 @@ model_check_multi(struct model *m)
 			continue;	/* the reap removes it */
 		curl_easy_getinfo(req->easy, CURLINFO_RESPONSE_CODE,
 		    &req->status);
+		free(req->location);
+		req->location = NULL;
+		if (curl_easy_getinfo(req->easy, CURLINFO_REDIRECT_URL, &p) ==
+		    CURLE_OK && p != NULL)
+			req->location = xstrdup(p);
 		curl_multi_remove_handle(m->multi, req->easy);
 		curl_easy_cleanup(req->easy);
 		req->easy = NULL;
@@ -541,7 +547,13 @@ model_header_cb(char *ptr, size_t size, size_t n, void *arg)
 	struct model_request	*req = arg;
 	size_t			 len = size * n, i;
 	char			 num[16];
+	struct timeval		 tv;
+	long			 idle;
 
+	if ((idle = model_conf_ms("idle_timeout")) > 0) {
+		model_tv(&tv, idle);
+		evtimer_add(req->idle, &tv);
+	}
 	if (len >= 5 && strncmp(ptr, "HTTP/", 5) == 0) {
 		req->retry_after = -1;	/* a new response (after 100 ...) */
 		req->status = 0;
@@ -672,6 +684,14 @@ model_attempt_done(struct model_request *req, CURLcode code)
 			model_finish(req, err, msg);
 		else
 			model_finish_done(req, reply);
+		return;
+	}
+	if (req->status >= 300 && req->status < 400) {
+		model_finish(req, MODEL_ERR_OTHER, xprintf("%s: %s redirects "
+		    "elsewhere (HTTP %ld%s%s); set base_url to the final "
+		    "address", prov, m->url, req->status,
+		    req->location != NULL ? " to " : "",
+		    req->location != NULL ? req->location : ""));
 		return;
 	}
 	err = model_http_error(prov, req->status, buf_str(&req->errbody),
@@ -941,6 +961,7 @@ model_request_free(struct model_request *req)
 	buf_release(&req->errbody);
 	free(req->scause);
 	free(req->errmsg);
+	free(req->location);
 	free(req->body);
 	cJSON_Delete(req->messages);
 	cJSON_Delete(req->tools);

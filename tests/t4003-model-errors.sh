@@ -136,4 +136,12 @@ test_expect_success PYTHON 'a server that is not there: retried, then a network 
 	grep "^error: network: openai: cannot reach $MOCK_URL/v1/chat/completions: .*; gave up after 2 tries$" actual
 '
 
+test_expect_success PYTHON 'a redirect is not followed; the error says where it points' '
+	write_script s.json "{\"fail\":{\"status\":308,\"headers\":{\"Location\":\"https://elsewhere.example/v1/chat/completions\"}}}" &&
+	start_mock s.json &&
+	test_expect_code 5 $TEST_MODEL -b "$MOCK_URL/v1" openai:m >actual;
+	stop_mock &&
+	grep "^error: other: openai: $MOCK_URL/v1/chat/completions redirects elsewhere (HTTP 308 to https://elsewhere.example/v1/chat/completions); set base_url to the final address$" actual
+'
+
 test_done
