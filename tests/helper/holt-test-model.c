@@ -13,6 +13,12 @@
  * answered with RESULT ("result of NAME" by default) and the next request
  * is sent with the longer history. Exit 1 if the streamed deltas do not
  * add up to the final text.
+ *
+ *	holt-test-model -F FILE openai|anthropic
+ *
+ * feeds a saved stream through the stream assembly alone, 64 KiB at a
+ * time, and prints "bytes B events E ms T text T tool_calls C" (for the
+ * benchmarks).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +27,7 @@
 #include <event2/event.h>
 
 #include "holt.h"
-#include "model.h"
+#include "model-int.h"
 
 struct state {
 	struct model		*m;
@@ -153,6 +159,44 @@ load_array(const char *path)
 	return a;
 }
 
+static void
+count_delta(void *arg, const char *text, size_t len)
+{
+	*(size_t *)arg += len;
+}
+
+static int
+feed_file(const char *path, const char *kind)
+{
+	struct model_stream	*ms;
+	struct model_reply	*r;
+	enum model_error	 err;
+	char			*data, *cause = NULL;
+	size_t			 len, off, n, text = 0;
+	uint64_t		 t0, t1;
+
+	if ((data = file_read(path, &len, 1024U * 1024 * 1024)) == NULL)
+		fatal("%s", path);
+	t0 = mono_ms();
+	ms = model_stream_new(strcmp(kind, "anthropic") == 0 ?
+	    MODEL_ANTHROPIC : MODEL_OPENAI, count_delta, &text);
+	for (off = 0; off < len; off += n) {
+		n = len - off < 65536 ? len - off : 65536;
+		if (model_stream_feed(ms, data + off, n, &err, &cause) != 0)
+			break;
+	}
+	if (cause == NULL && model_stream_finish(ms, &r, &err, &cause) == 0) {
+		t1 = mono_ms();
+		printf("bytes %zu events %lu ms %llu text %zu tool_calls %d\n",
+		    len, ms->nevents, (unsigned long long)(t1 - t0), text,
+		    cJSON_GetArraySize(r->tool_calls));
+	} else
+		printf("error: %s: %s\n", model_error_name(err), cause);
+	model_stream_free(ms);
+	free(data);
+	return cause == NULL ? 0 : EXIT_MODEL;
+}
+
 static cJSON *
 default_tools(void)
 {
@@ -169,7 +213,7 @@ main(int argc, char **argv)
 {
 	struct state	 st;
 	const char	*base_url = NULL, *prompt = "Hello", *mfile = NULL;
-	const char	*tfile = NULL;
+	const char	*tfile = NULL, *feed = NULL;
 	char		*cause = NULL, *eq, *k;
 	uint64_t	 t0;
 	cJSON		*msg;
@@ -179,7 +223,7 @@ main(int argc, char **argv)
 	memset(&st, 0, sizeof st);
 	st.n = 1;
 	buf_init(&st.deltas);
-	while ((ch = getopt(argc, argv, "b:C:m:n:p:r:t:x:")) != -1) {
+	while ((ch = getopt(argc, argv, "b:C:F:m:n:p:r:t:x:")) != -1) {
 		switch (ch) {
 		case 'b':
 			base_url = optarg;
@@ -190,6 +234,9 @@ main(int argc, char **argv)
 			k = xstrndup(optarg, eq - optarg);
 			config_set(k, eq + 1, "command line");
 			free(k);
+			break;
+		case 'F':
+			feed = optarg;
 			break;
 		case 'm':
 			mfile = optarg;
@@ -220,6 +267,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "holt-test-model: one SPEC expected\n");
 		return EXIT_USAGE;
 	}
+	if (feed != NULL)
+		return feed_file(feed, argv[optind]);
 	if (mfile != NULL)
 		st.messages = load_array(mfile);
 	else {
