@@ -8,6 +8,9 @@
  */
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
+
+#include <sched.h>
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,6 +19,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "holt.h"
@@ -311,13 +315,22 @@ static const char git_safe_config[] =
     "\tprotectNTFS = true\n"
     "\tlogallrefupdates = true\n";
 
+/*
+ * The fixed configuration, parsed once into an in-memory snapshot before any
+ * jail is entered (the file is not reachable from inside it).
+ */
+static git_config *git_safe_cfg;
+
 static int
-git_use_safe_config(git_repository *repo, char **cause)
+git_safe_config_prepare(char **cause)
 {
 	git_config	*cfg;
 	char		*path;
 	struct stat	 sb;
 
+	if (git_safe_cfg != NULL)
+		return 0;
+	git_setup();
 	path = paths_join(paths_run_dir(), "git-workspace.conf");
 	if (stat(path, &sb) == -1 ||
 	    (size_t)sb.st_size != sizeof git_safe_config - 1) {
@@ -330,14 +343,22 @@ git_use_safe_config(git_repository *repo, char **cause)
 	}
 	if (git_config_new(&cfg) != 0 ||
 	    git_config_add_file_ondisk(cfg, path, GIT_CONFIG_LEVEL_LOCAL,
-	    repo, 1) != 0) {
+	    NULL, 1) != 0 || git_config_snapshot(&git_safe_cfg, cfg) != 0) {
 		git_set_cause(cause, "'%s': %s", path);
 		free(path);
 		return -1;
 	}
-	free(path);
-	git_repository_set_config(repo, cfg);
 	git_config_free(cfg);
+	free(path);
+	return 0;
+}
+
+static int
+git_use_safe_config(git_repository *repo, char **cause)
+{
+	if (git_safe_config_prepare(cause) != 0)
+		return -1;
+	git_repository_set_config(repo, git_safe_cfg);
 	return 0;
 }
 
@@ -956,8 +977,8 @@ git_patch_json(git_patch *patch)
 	return f;
 }
 
-cJSON *
-git_diff(const char *ws, const char *base, char **cause)
+static cJSON *
+git_diff_impl(const char *ws, const char *base, char **cause)
 {
 	git_repository	*repo;
 	git2_diff	*diff;
@@ -1041,8 +1062,8 @@ git_print_cb(const git_diff_delta *d, const git_diff_hunk *h,
 	return 0;
 }
 
-int
-git_print_diff(const char *ws, const char *base, FILE *f, int colour,
+static int
+git_print_diff_impl(const char *ws, const char *base, FILE *f, int colour,
     char **cause)
 {
 	git_repository		*repo;
@@ -1157,8 +1178,8 @@ scale_linear(size_t it, size_t width, size_t max)
  * and a graph scaled to width; a file that changed type (one delete and one
  * add of the same path in this diff) is one line, as in git.
  */
-int
-git_print_stat(const char *ws, const char *base, FILE *f, int width,
+static int
+git_print_stat_impl(const char *ws, const char *base, FILE *f, int width,
     char **cause)
 {
 	git_repository		*repo;
@@ -1334,8 +1355,8 @@ git_find_patch(git_repository *repo, const char *base, const char *path,
 	return -1;
 }
 
-int
-git_revert_hunk(const char *ws, const char *base, const char *path,
+static int
+git_revert_hunk_impl(const char *ws, const char *base, const char *path,
     int hunk_index, char **cause)
 {
 	git_repository		*repo;
@@ -1457,8 +1478,8 @@ git_restore_path(git_repository *repo, git_index *idx, git_tree *tree,
 	return 0;
 }
 
-int
-git_revert_file(const char *ws, const char *base, const char *path,
+static int
+git_revert_file_impl(const char *ws, const char *base, const char *path,
     char **cause)
 {
 	git_repository		*repo;
@@ -1591,8 +1612,8 @@ git_global_identity(char **name, char **email)
 	return found ? 0 : -1;
 }
 
-int
-git_has_changes(const char *ws, char **cause)
+static int
+git_has_changes_impl(const char *ws, char **cause)
 {
 	git_repository		*repo;
 	git_status_options	 so = GIT_STATUS_OPTIONS_INIT;
@@ -1615,8 +1636,17 @@ git_has_changes(const char *ws, char **cause)
 	return n;
 }
 
-int
-git_commit_all(const char *ws, const char *base, const char *message,
+/* A nested repository shows as "dir/": never added (nor entered). */
+static int
+git_add_cb(const char *path, const char *spec, void *arg)
+{
+	size_t	 n = strlen(path);
+
+	return n > 0 && path[n - 1] == '/' ? 1 : 0;
+}
+
+static int
+git_commit_all_impl(const char *ws, const char *base, const char *message,
     const char *author, char **commit, char **cause)
 {
 	git_repository	*repo;
@@ -1631,15 +1661,10 @@ git_commit_all(const char *ws, const char *base, const char *message,
 	const git_commit *parents[1];
 	int		 rc = -1;
 
-	if (author != NULL) {
-		if (git_parse_author(author, &name, &email) != 0) {
-			*cause = xprintf("author '%s': expected 'Name "
-			    "<email>'", author);
-			return -1;
-		}
-	} else if (git_global_identity(&name, &email) != 0) {
-		name = xstrdup("holt");
-		email = xstrdup("holt@localhost");
+	if (git_parse_author(author, &name, &email) != 0) {
+		*cause = xprintf("author '%s': expected 'Name <email>'",
+		    author);
+		return -1;
 	}
 	if ((repo = git_open_workspace(ws, cause)) == NULL)
 		goto out;
@@ -1656,7 +1681,7 @@ git_commit_all(const char *ws, const char *base, const char *message,
 		log_warnx("workspace '%s': HEAD does not descend from the base "
 		    "commit; committing on the base commit", ws);
 	if (git_repository_index(&idx, repo) != 0 ||
-	    git_index_add_all(idx, NULL, GIT_INDEX_ADD_DEFAULT, NULL,
+	    git_index_add_all(idx, NULL, GIT_INDEX_ADD_DEFAULT, git_add_cb,
 	    NULL) != 0 ||
 	    git_index_update_all(idx, NULL, NULL, NULL) != 0 ||
 	    git_index_write_tree(&toid, idx) != 0) {
@@ -1930,4 +1955,343 @@ out:
 	git_repository_free(repo);
 	free(refname);
 	return rc;
+}
+
+/* --- the jail: libgit2 confined to the workspace --- */
+
+/*
+ * libgit2 resolves some workspace paths with realpath() (attribute lookup
+ * does, for every file of a diff), which follows a symlink the agent planted
+ * out of the workspace. So every operation on the work tree runs in a child
+ * process in its own user and mount namespaces, chrooted into the workspace:
+ * there, "/" is the workspace and every symlink resolves inside it, as in
+ * the sandbox. Costs a fork (about a millisecond). Where user namespaces are
+ * not allowed, the child goes on unconfined and says so once (the checks of
+ * git_open_workspace and the O_NOFOLLOW writes still hold).
+ */
+enum git_jail_op {
+	JAIL_DIFF_JSON,
+	JAIL_PRINT_DIFF,
+	JAIL_PRINT_STAT,
+	JAIL_REVERT_HUNK,
+	JAIL_REVERT_FILE,
+	JAIL_HAS_CHANGES,
+	JAIL_COMMIT
+};
+
+struct git_jail_call {
+	enum git_jail_op	 op;
+	const char		*base;
+	const char		*path;
+	const char		*message;
+	const char		*author;
+	int			 n;
+};
+
+static int
+jail_write_file(const char *path, const char *text)
+{
+	int	 fd, r;
+
+	if ((fd = open(path, O_WRONLY|O_CLOEXEC)) == -1)
+		return -1;
+	r = file_write_all(fd, text, strlen(text));
+	close(fd);
+	return r;
+}
+
+/* 0: confined, 1: not possible here (go on unconfined), -1: broken. */
+static int
+git_jail_enter(const char *ws)
+{
+	char	 map[64];
+	uid_t	 uid = geteuid();
+	gid_t	 gid = getegid();
+
+	if (getenv("HOLT_GIT_NO_JAIL") != NULL)
+		return 1;
+	if (unshare(CLONE_NEWUSER|CLONE_NEWNS) != 0)
+		return 1;
+	jail_write_file("/proc/self/setgroups", "deny");
+	snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)uid,
+	    (unsigned long)uid);
+	if (jail_write_file("/proc/self/uid_map", map) != 0)
+		return -1;
+	snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)gid,
+	    (unsigned long)gid);
+	if (jail_write_file("/proc/self/gid_map", map) != 0)
+		return -1;
+	if (chroot(ws) != 0 || chdir("/") != 0)
+		return -1;
+	return 0;
+}
+
+static int
+git_jail_child(const char *ws, struct git_jail_call *jc, FILE *out,
+    char **cause)
+{
+	cJSON	*j;
+	char	*text, *commit = NULL;
+	int	 r;
+
+	switch (jc->op) {
+	case JAIL_DIFF_JSON:
+		if ((j = git_diff_impl(ws, jc->base, cause)) == NULL)
+			return -1;
+		text = cJSON_PrintUnformatted(j);
+		fputs(text, out);
+		free(text);
+		cJSON_Delete(j);
+		return 0;
+	case JAIL_PRINT_DIFF:
+		return git_print_diff_impl(ws, jc->base, out, jc->n, cause);
+	case JAIL_PRINT_STAT:
+		return git_print_stat_impl(ws, jc->base, out, jc->n, cause);
+	case JAIL_REVERT_HUNK:
+		return git_revert_hunk_impl(ws, jc->base, jc->path, jc->n,
+		    cause);
+	case JAIL_REVERT_FILE:
+		return git_revert_file_impl(ws, jc->base, jc->path, cause);
+	case JAIL_HAS_CHANGES:
+		if ((r = git_has_changes_impl(ws, cause)) == -1)
+			return -1;
+		fputc(r ? '1' : '0', out);
+		return 0;
+	case JAIL_COMMIT:
+		r = git_commit_all_impl(ws, jc->base, jc->message, jc->author,
+		    &commit, cause);
+		if (r == -1)
+			return -1;
+		fprintf(out, "%d %s", r, commit);
+		free(commit);
+		return 0;
+	}
+	return -1;
+}
+
+/*
+ * Run one operation in the jail. The child sends back: 'J' or 'U'
+ * (confined or not), '0' or '1' (ok or failed), then the output or the
+ * message. 0 ok (*out holds the output), -1 with *cause.
+ */
+static int
+git_jail_run(const char *ws, struct git_jail_call *jc, struct buf *out,
+    char **cause)
+{
+	static int	 warned;
+	struct stat	 sb;
+	struct buf	 in = BUF_INIT;
+	char		 chunk[65536], *text = NULL, *ccause = NULL;
+	size_t		 len = 0;
+	ssize_t		 n;
+	pid_t		 pid;
+	int		 fds[2], status, j, r;
+	FILE		*f;
+
+	if (lstat(ws, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
+		*cause = xprintf("workspace '%s': %s", ws, errno != 0 &&
+		    !S_ISLNK(sb.st_mode) ? strerror(errno) :
+		    "not a directory");
+		return -1;
+	}
+	if (git_safe_config_prepare(cause) != 0)
+		return -1;
+	tzset();	/* commit times: /etc/localtime is not in the jail */
+	fflush(NULL);
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		*cause = xprintf("pipe: %s", strerror(errno));
+		return -1;
+	}
+	if ((pid = fork()) == -1) {
+		*cause = xprintf("fork: %s", strerror(errno));
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		j = git_jail_enter(ws);
+		if (j == -1) {
+			text = xprintf("J1workspace '%s': cannot confine "
+			    "libgit2 to it: %s", ws, strerror(errno));
+			file_write_all(fds[1], text, strlen(text));
+			_exit(1);
+		}
+		f = open_memstream(&text, &len);
+		fputs(j == 0 ? "J" : "U", f);
+		fputs("0", f);
+		r = git_jail_child(j == 0 ? "/" : ws, jc, f, &ccause);
+		fclose(f);
+		if (r != 0) {
+			free(text);
+			text = xprintf("%s1%s", j == 0 ? "J" : "U",
+			    ccause != NULL ? ccause : "failed");
+			len = strlen(text);
+		}
+		file_write_all(fds[1], text, len);
+		_exit(0);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], chunk, sizeof chunk)) != 0) {
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		buf_add(&in, chunk, n);
+	}
+	close(fds[0]);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	if (in.len < 2) {
+		*cause = xprintf("workspace '%s': the git worker died (status "
+		    "%d)", ws, status);
+		buf_release(&in);
+		return -1;
+	}
+	if (in.data[0] == 'U' && !warned) {
+		log_warnx("workspace '%s': user namespaces are not available: "
+		    "libgit2 runs unconfined", ws);
+		warned = 1;
+	}
+	if (in.data[1] != '0') {
+		*cause = xstrdup(in.data + 2);
+		buf_release(&in);
+		return -1;
+	}
+	buf_add(out, in.data + 2, in.len - 2);
+	buf_release(&in);
+	return 0;
+}
+
+cJSON *
+git_diff(const char *ws, const char *base, char **cause)
+{
+	struct git_jail_call	 jc = { .op = JAIL_DIFF_JSON, .base = base };
+	struct buf		 out = BUF_INIT;
+	cJSON			*j;
+
+	if (git_jail_run(ws, &jc, &out, cause) != 0)
+		return NULL;
+	if ((j = cJSON_Parse(buf_str(&out))) == NULL)
+		*cause = xprintf("workspace '%s': bad diff from the worker", ws);
+	buf_release(&out);
+	return j;
+}
+
+static int
+git_jail_print(const char *ws, struct git_jail_call *jc, FILE *f,
+    char **cause)
+{
+	struct buf	 out = BUF_INIT;
+
+	if (git_jail_run(ws, jc, &out, cause) != 0)
+		return -1;
+	fwrite(buf_str(&out), 1, out.len, f);
+	buf_release(&out);
+	return 0;
+}
+
+int
+git_print_diff(const char *ws, const char *base, FILE *f, int colour,
+    char **cause)
+{
+	struct git_jail_call	 jc = { .op = JAIL_PRINT_DIFF, .base = base,
+	    .n = colour };
+
+	return git_jail_print(ws, &jc, f, cause);
+}
+
+int
+git_print_stat(const char *ws, const char *base, FILE *f, int width,
+    char **cause)
+{
+	struct git_jail_call	 jc = { .op = JAIL_PRINT_STAT, .base = base,
+	    .n = width };
+
+	return git_jail_print(ws, &jc, f, cause);
+}
+
+int
+git_revert_hunk(const char *ws, const char *base, const char *path,
+    int hunk_index, char **cause)
+{
+	struct git_jail_call	 jc = { .op = JAIL_REVERT_HUNK, .base = base,
+	    .path = path, .n = hunk_index };
+	struct buf		 out = BUF_INIT;
+	int			 r;
+
+	r = git_jail_run(ws, &jc, &out, cause);
+	buf_release(&out);
+	return r;
+}
+
+int
+git_revert_file(const char *ws, const char *base, const char *path,
+    char **cause)
+{
+	struct git_jail_call	 jc = { .op = JAIL_REVERT_FILE, .base = base,
+	    .path = path };
+	struct buf		 out = BUF_INIT;
+	int			 r;
+
+	r = git_jail_run(ws, &jc, &out, cause);
+	buf_release(&out);
+	return r;
+}
+
+int
+git_has_changes(const char *ws, char **cause)
+{
+	struct git_jail_call	 jc = { .op = JAIL_HAS_CHANGES };
+	struct buf		 out = BUF_INIT;
+	int			 r;
+
+	if (git_jail_run(ws, &jc, &out, cause) != 0)
+		return -1;
+	r = strcmp(buf_str(&out), "1") == 0;
+	buf_release(&out);
+	return r;
+}
+
+int
+git_commit_all(const char *ws, const char *base, const char *message,
+    const char *author, char **commit, char **cause)
+{
+	struct git_jail_call	 jc = { .op = JAIL_COMMIT, .base = base,
+	    .message = message };
+	struct buf		 out = BUF_INIT;
+	char			*name, *email, *who = NULL;
+	int			 r;
+
+	/* The identity is the host user's: read it here, not in the jail. */
+	if (author != NULL) {
+		if (git_parse_author(author, &name, &email) != 0) {
+			*cause = xprintf("author '%s': expected 'Name "
+			    "<email>'", author);
+			return -1;
+		}
+	} else if (git_global_identity(&name, &email) != 0) {
+		name = xstrdup("holt");
+		email = xstrdup("holt@localhost");
+	}
+	who = xprintf("%s <%s>", name, email);
+	free(name);
+	free(email);
+	jc.author = who;
+	if (git_jail_run(ws, &jc, &out, cause) != 0) {
+		free(who);
+		return -1;
+	}
+	free(who);
+	if (out.len < 3 || (out.data[0] != '0' && out.data[0] != '1')) {
+		*cause = xprintf("workspace '%s': bad answer from the worker",
+		    ws);
+		buf_release(&out);
+		return -1;
+	}
+	r = out.data[0] - '0';
+	*commit = xstrdup(out.data + 2);
+	buf_release(&out);
+	return r;
 }
