@@ -50,13 +50,12 @@ host_attack() {
 	"$ATTACK" "$@"
 }
 
-# The marker is looked for in argv only (not in our own grep's arguments:
-# a process is listed only when an argument is exactly the marker).
+# A process is listed when one of its arguments is exactly MARKER. The
+# pattern given to grep is "^MARKER$", which is not MARKER: grep never
+# lists itself.
 host_pids() {
-	for _f in /proc/[0-9]*/cmdline; do
-		tr '\0' '\n' <"$_f" 2>/dev/null | grep -qx -- "$1" &&
-			_p=${_f#/proc/} && echo "${_p%/cmdline}"
-	done
+	grep -lz -- "^$1\$" /proc/[0-9]*/cmdline 2>/dev/null |
+		sed -e "s|^/proc/||" -e "s|/cmdline$||"
 	return 0
 }
 

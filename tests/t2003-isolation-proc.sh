@@ -1,0 +1,102 @@
+#!/bin/sh
+# Isolation, processes and what they inherit: a sandbox cannot see, signal
+# or trace the host's processes, sees none of the host's environment, holds
+# no host file descriptor, and cannot reach holt-envd's control socket
+# (not by path, not by an abstract name, not through pid 1's fds).
+. "$(dirname "$0")/lib.sh"
+. "$TEST_DIRECTORY/attack/lib-attack.sh"
+
+marker=holt-attack-host-$$
+"$ATTACK" sleep "$marker" 120 &
+host_pid=$!
+test_when_finished "kill $host_pid"
+
+# A secret in the environment of everything holt is started from here.
+HOLT_TEST_SECRET=s3cr3t-$$-value
+export HOLT_TEST_SECRET
+
+test_expect_success 'create a sandbox' '
+	sandbox_new >sbx-id
+'
+sbx=$(cat sbx-id 2>/dev/null)
+
+test_expect_success 'the host'"'"'s processes are not visible' '
+	test -n "$(host_pids "$marker")" &&
+	holt sandbox exec "$sbx" -- sh -c "cat /proc/[0-9]*/cmdline" >raw &&
+	tr "\0" "\n" <raw >cmdlines &&
+	grep -x sh cmdlines &&
+	! grep -x "$marker" cmdlines &&
+	holt sandbox exec "$sbx" -- ls /proc >procs &&
+	test $(grep -c "^[0-9][0-9]*$" procs) -lt 20
+'
+
+test_expect_success 'a host process cannot be signalled by its pid' '
+	attack "$sbx" kill $host_pid 9 >out ;
+	! grep "^kill: ok$" out &&
+	sleep 0.2 &&
+	kill -0 $host_pid
+'
+
+test_expect_success 'a host process cannot be traced by its pid' '
+	test_must_fail attack "$sbx" ptrace $host_pid >out &&
+	! grep "^ptrace: ok$" out &&
+	kill -0 $host_pid
+'
+
+test_expect_success 'the host environment does not reach commands' '
+	holt sandbox exec "$sbx" -- env >env &&
+	grep "^PATH=" env &&
+	! grep "$HOLT_TEST_SECRET" env &&
+	! grep "^HOLT_" env
+'
+
+test_expect_success 'nor any process of the sandbox (/proc/*/environ)' '
+	holt sandbox exec "$sbx" -- sh -c \
+		"cat /proc/[0-9]*/environ 2>/dev/null" >raw ;
+	tr "\0" "\n" <raw >environ &&
+	grep "^PATH=" environ &&
+	! grep "$HOLT_TEST_SECRET" environ
+'
+
+test_expect_success 'a command holds stdin, stdout and stderr, nothing else' '
+	attack "$sbx" fds >fds &&
+	cut -d" " -f1 fds >fdnums &&
+	printf "0\n1\n2\n" >expect &&
+	test_cmp expect fdnums
+'
+
+test_expect_success 'nor does it with a terminal' '
+	holt sandbox exec --tty "$sbx" -- /workspace/holt-attack fds >fds ;
+	tr -d "\r" <fds | cut -d" " -f1 >fdnums &&
+	printf "0\n1\n2\n" >expect &&
+	test_cmp expect fdnums
+'
+
+test_expect_success 'the control socket exists and answers on the host' '
+	host_attack scan-sockets "$HOLT_HOME/data" >host-scan &&
+	grep "^connected: " host-scan
+'
+
+test_expect_success 'no socket inside leads to holt-envd' '
+	test_must_fail attack "$sbx" scan-sockets >scan &&
+	grep "^sockets: [0-9]*, connected: 0$" scan
+'
+
+test_expect_success 'pid 1'"'"'s fds cannot be opened or copied' '
+	test_must_fail attack "$sbx" steal-fds 1 >steal &&
+	grep "^stolen: 0$" steal
+'
+
+test_expect_success 'pid 1'"'"'s memory cannot be opened for writing' '
+	test_must_fail attack "$sbx" mem 1 >out &&
+	! grep "^mem: ok$" out
+'
+
+test_expect_success 'the sandbox still works after all this' '
+	holt sandbox exec "$sbx" -- echo alive >out &&
+	echo alive >expect &&
+	test_cmp expect out &&
+	kill -0 $host_pid
+'
+
+test_done

@@ -1,0 +1,107 @@
+#!/bin/sh
+# Isolation, resources: a fork bomb and a memory hog stop at the sandbox's
+# --pids and --memory limits while the host goes on forking, and a flood of
+# output streams through holt-envd and the CLI in bounded memory.
+# The memory bounds are loose (32 MB for the CLI, 64 MB for holt-envd) so the
+# test fails on buffering that grows with the output, not on a busy machine;
+# the tighter performance budget is measured by bench/.
+# Kept small and safe: the bomb caps itself at 2000 processes and the hog at
+# 1 GiB, so a missing limit fails the test without taking the host down.
+. "$(dirname "$0")/lib.sh"
+. "$TEST_DIRECTORY/attack/lib-attack.sh"
+
+# Run a command to completion, counting its output: prints "BYTES
+# PEAK-RSS-KB". With STALL=N the reader first sleeps N seconds, so the
+# writers (holt-envd, the CLI) must hold back rather than buffer.
+count_and_peak_rss() {
+	python3 -c '
+import os, resource, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.PIPE)
+time.sleep(float(os.environ.get("STALL", "0")))
+n = 0
+while True:
+    b = p.stdout.read(1 << 16)
+    if not b:
+        break
+    n += len(b)
+r = p.wait()
+print(n, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(r)' "$@"
+}
+
+test_expect_success 'create a sandbox limited to 64 processes and 256M' '
+	sandbox_new --pids 64 --memory 256M >sbx-id
+'
+sbx=$(cat sbx-id 2>/dev/null)
+
+test_expect_success 'a fork bomb stops at the process limit' '
+	holt sandbox exec --timeout 30 "$sbx" -- /workspace/holt-attack \
+		forkbomb 5 >out &
+	bomb=$! &&
+	sleep 1 &&
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		/bin/true || { echo "the host cannot fork"; return 1; }
+	done &&
+	wait $bomb &&
+	cat out &&
+	n=$(sed -n "s/^forked: //p" out) &&
+	test "$n" -gt 10 && test "$n" -lt 64 &&
+	grep "^stopped by: EAGAIN$" out
+'
+
+test_expect_success 'the sandbox works again once the bomb is gone' '
+	test_wait_for 100 "holt sandbox exec $sbx -- true" &&
+	holt sandbox exec "$sbx" -- echo alive >out &&
+	echo alive >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'a memory hog is killed at the memory limit' '
+	holt sandbox exec --timeout 60 "$sbx" -- \
+		/workspace/holt-attack memhog 1024 >out 2>err
+	rc=$? &&
+	echo "exit $rc" &&
+	test $rc != 0 &&
+	! grep "^memhog: ok$" out &&
+	last=$(sed -n "s/^touched: \\([0-9]*\\) MB$/\\1/p" out | tail -n 1) &&
+	echo "touched $last MB before it stopped" &&
+	test "${last:-0}" -ge 64 && test "${last:-0}" -le 256
+'
+
+test_expect_success 'the sandbox and the host survive the hog' '
+	holt sandbox exec "$sbx" -- echo alive >out &&
+	echo alive >expect &&
+	test_cmp expect out
+'
+
+test_expect_success PYTHON 'a 500 MB flood streams in bounded CLI memory' '
+	count_and_peak_rss "$HOLT_BUILD_DIR/holt" -L "$HOLT_SOCKET" sandbox \
+		exec "$sbx" -- sh -c "yes | head -c 500M" >flood &&
+	read bytes kb <flood &&
+	echo "CLI peak RSS: $kb kB for $bytes bytes" &&
+	test "$bytes" = 524288000 &&
+	test "$kb" -lt 32768
+'
+
+test_expect_success PYTHON 'and in bounded holt-envd memory' '
+	read pid start <"$HOLT_HOME/data/sandboxes/$sbx/run/envd.pid" &&
+	grep -q holt-envd /proc/$pid/cmdline &&
+	hwm=$(awk "/^VmHWM:/ { print \$2 }" /proc/$pid/status) &&
+	echo "holt-envd peak RSS: $hwm kB" &&
+	test "$hwm" -lt 65536
+'
+
+test_expect_success PYTHON 'a reader that stalls: both sides hold back' '
+	STALL=3 count_and_peak_rss "$HOLT_BUILD_DIR/holt" -L "$HOLT_SOCKET" \
+		sandbox exec "$sbx" -- sh -c "yes | head -c 500M" >flood &&
+	read bytes kb <flood &&
+	echo "CLI peak RSS: $kb kB for $bytes bytes" &&
+	test "$bytes" = 524288000 &&
+	test "$kb" -lt 32768 &&
+	read pid start <"$HOLT_HOME/data/sandboxes/$sbx/run/envd.pid" &&
+	hwm=$(awk "/^VmHWM:/ { print \$2 }" /proc/$pid/status) &&
+	echo "holt-envd peak RSS: $hwm kB" &&
+	test "$hwm" -lt 65536
+'
+
+test_done

@@ -1,0 +1,118 @@
+#!/bin/sh
+# Lifecycle invariants: after stop or rm no process of the sandbox is left,
+# not even a double-forked, setsid'd daemon that ignores SIGTERM; a command's
+# --timeout kills its grandchildren too; two sandboxes cannot see or signal
+# each other. Processes are found on the host by a unique marker in their
+# command line.
+. "$(dirname "$0")/lib.sh"
+. "$TEST_DIRECTORY/attack/lib-attack.sh"
+
+m=holt-attack-$$
+test_when_finished "kill_marked $m-daemon; kill_marked $m-rm; \
+	kill_marked $m-timeout; kill_marked $m-a"
+
+test_expect_success 'create two sandboxes' '
+	sandbox_new >sbx-a &&
+	sandbox_new >sbx-b
+'
+a=$(cat sbx-a 2>/dev/null)
+b=$(cat sbx-b 2>/dev/null)
+
+test_expect_success 'a setsid'"'"'d daemon outlives its command' '
+	attack "$a" daemon $m-daemon 120 >out &&
+	grep "^daemon: [0-9]" out &&
+	test_wait_for 30 "test -n \"\$(host_pids $m-daemon)\"" &&
+	sleep 0.3 &&
+	test -n "$(host_pids $m-daemon)"
+'
+
+test_expect_success 'stop leaves no process behind' '
+	read envd start <"$HOLT_HOME/data/sandboxes/$a/run/envd.pid" &&
+	kill -0 $envd &&
+	holt sandbox stop "$a" &&
+	test_wait_for 50 "! kill -0 $envd" &&
+	test_wait_for 50 "test -z \"\$(host_pids $m-daemon)\"" &&
+	holt sandbox ls >ls &&
+	grep "$a.*stopped" ls
+'
+
+test_expect_success 'start again, then rm leaves no process behind' '
+	holt sandbox start "$a" &&
+	attack "$a" daemon $m-rm 120 >out &&
+	test_wait_for 30 "test -n \"\$(host_pids $m-rm)\"" &&
+	read envd start <"$HOLT_HOME/data/sandboxes/$a/run/envd.pid" &&
+	holt sandbox rm "$a" &&
+	test_wait_for 50 "! kill -0 $envd" &&
+	test_wait_for 50 "test -z \"\$(host_pids $m-rm)\"" &&
+	test_must_fail holt sandbox exec "$a" -- true
+'
+
+test_expect_success 'a timeout kills the command'"'"'s grandchildren' '
+	sandbox_new >sbx-a2 &&
+	a=$(cat sbx-a2) &&
+	{
+		holt sandbox exec --timeout 3 "$a" -- sh -c "
+			/workspace/holt-attack sleep $m-timeout 120 &
+			sh -c \"/workspace/holt-attack sleep $m-timeout 120\" &
+			/workspace/holt-attack sleep $m-timeout 120"
+		echo $? >timeout.rc
+	} &
+	test_wait_for 30 "test \$(host_pids $m-timeout | wc -l) -ge 3" &&
+	test_wait_for 100 "test -s timeout.rc" &&
+	echo 124 >expect &&
+	test_cmp expect timeout.rc &&
+	test_wait_for 30 "test -z \"\$(host_pids $m-timeout)\""
+'
+a=$(cat sbx-a2 2>/dev/null)
+
+test_expect_success 'the timeout really ran: the sandbox still works' '
+	holt sandbox exec "$a" -- echo alive >out &&
+	echo alive >expect &&
+	test_cmp expect out
+'
+
+# Known breakage: a command that double-forks and setsid()s a daemon before
+# its --timeout fires leaves the daemon running: it has left the command's
+# process tree (re-parented to holt-envd) and group. Only stop/rm end it.
+# A per-command cgroup would catch it.
+test_expect_failure 'a timeout kills a daemon the command double-forked' '
+	test_expect_code 124 holt sandbox exec --timeout 2 "$a" -- sh -c "
+		/workspace/holt-attack daemon $m-tdaemon 120; sleep 60" &&
+	test_wait_for 30 "test -z \"\$(host_pids $m-tdaemon)\""
+'
+kill_marked $m-tdaemon
+
+test_expect_success 'two sandboxes: a process of one is invisible to the other' '
+	holt sandbox exec "$a" -- sh -c \
+		"/workspace/holt-attack sleep $m-a 120 >/dev/null 2>&1 &" &&
+	test_wait_for 30 "test -n \"\$(host_pids $m-a)\"" &&
+	holt sandbox exec "$a" -- sh -c "cat /proc/[0-9]*/cmdline" >raw-a &&
+	tr "\0" "\n" <raw-a | grep -x $m-a &&
+	holt sandbox exec "$b" -- sh -c "cat /proc/[0-9]*/cmdline" >raw-b &&
+	! tr "\0" "\n" <raw-b | grep -x $m-a
+'
+
+test_expect_success 'two sandboxes: and cannot be signalled from the other' '
+	pid_in_a=$(holt sandbox exec "$a" -- sh -c "
+		for f in /proc/[0-9]*/cmdline; do
+			tr \"\\\\0\" \"\\\\n\" <\$f | grep -qx $m-a &&
+			{ p=\${f#/proc/}; echo \${p%/cmdline}; }
+		done") &&
+	test -n "$pid_in_a" &&
+	host_pid=$(host_pids $m-a) &&
+	for p in $pid_in_a $host_pid -1; do
+		attack "$b" kill $p 9
+	done ;
+	sleep 0.3 &&
+	test -n "$(host_pids $m-a)"
+'
+
+test_expect_success 'two sandboxes: nor traced, nor their files seen' '
+	holt sandbox exec "$a" -- sh -c "echo secret-a >/workspace/a-only" &&
+	test_must_fail holt sandbox exec "$b" -- test -e /workspace/a-only &&
+	for p in $(host_pids $m-a); do
+		test_must_fail attack "$b" ptrace $p || return 1
+	done
+'
+
+test_done
