@@ -69,6 +69,13 @@ print(f())
 	fi
 '
 
+test_expect_success 'without --tty a command has no terminal to inject into' '
+	test_must_fail attack "$sbx" openw /dev/tty >out &&
+	grep "^openw: ENXIO$" out &&
+	test_must_fail attack "$sbx" tiocsti 0 >out &&
+	grep "^tiocsti: EPERM$" out
+'
+
 test_expect_success 'TIOCSTI on the command'"'"'s terminal is refused' '
 	holt sandbox exec --tty "$sbx" -- /workspace/holt-attack tiocsti 0 \
 		>out ;

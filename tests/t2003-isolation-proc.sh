@@ -11,9 +11,15 @@ marker=holt-attack-host-$$
 host_pid=$!
 test_when_finished "kill $host_pid"
 
-# A secret in the environment of everything holt is started from here.
+# A secret in the environment of everything holt is started from here, and
+# the variables that lead to the host's agents and displays.
 HOLT_TEST_SECRET=s3cr3t-$$-value
-export HOLT_TEST_SECRET
+SSH_AUTH_SOCK=/tmp/holt-attack-agent-$$
+DISPLAY=:77
+DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/holt-attack-bus-$$
+DOCKER_HOST=unix:///tmp/holt-attack-docker-$$
+export HOLT_TEST_SECRET SSH_AUTH_SOCK DISPLAY DBUS_SESSION_BUS_ADDRESS \
+	DOCKER_HOST
 
 test_expect_success 'create a sandbox' '
 	sandbox_new >sbx-id
@@ -47,7 +53,8 @@ test_expect_success 'the host environment does not reach commands' '
 	holt sandbox exec "$sbx" -- env >env &&
 	grep "^PATH=" env &&
 	! grep "$HOLT_TEST_SECRET" env &&
-	! grep "^HOLT_" env
+	! grep "^HOLT_" env &&
+	! grep -e "^SSH_AUTH_SOCK=" -e "^DISPLAY=" -e "^DBUS_" -e "^DOCKER_" env
 '
 
 test_expect_success 'nor any process of the sandbox (/proc/*/environ)' '
@@ -72,6 +79,20 @@ test_expect_success 'nor does it with a terminal' '
 	test_cmp expect fdnums
 '
 
+test_expect_success PYTHON 'a host agent socket in the host /tmp is not there' '
+	python3 -c "
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+time.sleep(30)" "$SSH_AUTH_SOCK" &
+	agent=$! &&
+	test_wait_for 50 "test -S $SSH_AUTH_SOCK" &&
+	host_attack unix "$SSH_AUTH_SOCK" >out &&
+	grep "^unix: ok$" out &&
+	test_must_fail attack "$sbx" unix "$SSH_AUTH_SOCK" >out ;
+	kill $agent ; rm -f "$SSH_AUTH_SOCK" ;
+	grep "^unix: ENOENT$" out
+'
+
 test_expect_success 'the control socket exists and answers on the host' '
 	host_attack scan-sockets "$HOLT_HOME/data" >host-scan &&
 	grep "^connected: " host-scan
@@ -90,6 +111,15 @@ test_expect_success 'pid 1'"'"'s fds cannot be opened or copied' '
 test_expect_success 'pid 1'"'"'s memory cannot be opened for writing' '
 	test_must_fail attack "$sbx" mem 1 >out &&
 	! grep "^mem: ok$" out
+'
+
+test_expect_success 'signals to pid 1 from inside do not end the sandbox' '
+	holt sandbox exec "$sbx" -- sh -c \
+		"for s in TERM HUP INT QUIT USR1 USR2 PIPE ALRM; do kill -\$s 1; done" &&
+	holt sandbox exec "$sbx" -- sh -c "kill -KILL -1" ;
+	sleep 0.3 &&
+	holt sandbox ls >ls &&
+	grep "^$sbx .*running" ls
 '
 
 test_expect_success 'the sandbox still works after all this' '
