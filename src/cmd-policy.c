@@ -1,20 +1,370 @@
 /*
- * cmd-policy.c: placeholder commands, not built yet.
+ * cmd-policy.c: holt policy check | show | suggest (holt-policy(5)).
+ *
+ * check judges a command line (or, with --write, a path) the way the agent
+ * engine does, and prints each part with its verdict, the rule that decided
+ * it and why; the exit status is the verdict (0 allow, 10 ask, 11 deny).
+ * show prints the effective rules with their sources; suggest prints the
+ * rule "always allow" would propose.
  */
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "holt.h"
+#include "policy.h"
+
+struct cmd_policy_opts {
+	enum policy_mode	 mode;
+	int			 json;
+	int			 no_defaults;
+	const char		*write;
+	const char		*files[16];
+	size_t			 nfiles;
+	const char		*session;
+	const char		*workspace;
+	int			 mode_set;
+};
+
+static void
+cmd_policy_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: holt policy check [--mode MODE] [--policy FILE] [--session NAME]\n"
+	    "                         [--workspace DIR] [--no-defaults] [--json]\n"
+	    "                         -- COMMAND ...\n"
+	    "       holt policy check [options] --write PATH\n"
+	    "       holt policy show [--policy FILE] [--session NAME] "
+	    "[--workspace DIR]\n"
+	    "       holt policy suggest [options] -- COMMAND ...\n"
+	    "\n"
+	    "  --mode MODE      manual, auto, strict or trust (default: holt.conf's mode)\n"
+	    "  --policy FILE    rules from FILE instead of the user's policy file\n"
+	    "                   (may be given more than once)\n"
+	    "  --session NAME   also the rules of session NAME (\"always allow\")\n"
+	    "  --workspace DIR  also DIR/" POLICY_WORKSPACE_FILE
+	    " (may only tighten)\n"
+	    "  --no-defaults    without the built-in rules\n"
+	    "  --json           print the decision as JSON\n"
+	    "  --write PATH     judge a file write instead of a command\n"
+	    "\n"
+	    "Exit status of check: 0 allow, 10 ask, 11 deny, 2 usage or bad policy.\n");
+}
+
+/* Options shared by the subcommands; returns the index of the first operand. */
+static int
+cmd_policy_parse(int argc, char **argv, struct cmd_policy_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "mode", required_argument, NULL, 'm' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "session", required_argument, NULL, 's' },
+		{ "workspace", required_argument, NULL, 'w' },
+		{ "no-defaults", no_argument, NULL, 'n' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "write", required_argument, NULL, 'W' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int	 ch;
+
+	optind = 1;
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, "+hm:p:s:w:njW:", longopts,
+	    NULL)) != -1) {
+		switch (ch) {
+		case 'm':
+			if (policy_mode_parse(optarg, &o->mode) != 0) {
+				fprintf(stderr, "holt policy: mode '%s': unknown "
+				    "(manual, auto, strict, trust)\n", optarg);
+				return -1;
+			}
+			o->mode_set = 1;
+			break;
+		case 'p':
+			if (o->nfiles == nitems(o->files)) {
+				fprintf(stderr, "holt policy: too many --policy "
+				    "files\n");
+				return -1;
+			}
+			o->files[o->nfiles++] = optarg;
+			break;
+		case 's':
+			if (*optarg == '\0' || strchr(optarg, '/') != NULL ||
+			    strcmp(optarg, "..") == 0 || strcmp(optarg, ".") == 0) {
+				fprintf(stderr, "holt policy: session '%s': not a "
+				    "session name\n", optarg);
+				return -1;
+			}
+			o->session = optarg;
+			break;
+		case 'w':
+			o->workspace = optarg;
+			break;
+		case 'n':
+			o->no_defaults = 1;
+			break;
+		case 'j':
+			o->json = 1;
+			break;
+		case 'W':
+			o->write = optarg;
+			break;
+		case 'h':
+			cmd_policy_usage(stdout);
+			return -2;
+		default:
+			if (optopt != 0)
+				fprintf(stderr, "holt policy: option '-%c': "
+				    "unknown or missing its argument\n", optopt);
+			else
+				fprintf(stderr, "holt policy: option '%s': unknown "
+				    "or missing its argument\n", argv[optind - 1]);
+			cmd_policy_usage(stderr);
+			return -1;
+		}
+	}
+	return optind;
+}
+
+/* The rule set: defaults, user or --policy files, session, workspace. */
+static struct policy *
+cmd_policy_load(struct cmd_policy_opts *o)
+{
+	struct policy	*p;
+	char		*cause = NULL, *path, *dir;
+	size_t		 i;
+	int		 r = 0;
+
+	p = o->no_defaults ? policy_new_empty() : policy_new();
+	if (o->nfiles == 0) {
+		path = paths_join(paths_config_dir(), "policy");
+		r = policy_load_file(p, path, "user", &cause);
+		free(path);
+	}
+	for (i = 0; r == 0 && i < o->nfiles; i++) {
+		if (access(o->files[i], R_OK) != 0) {
+			cause = xprintf("policy '%s': %s", o->files[i],
+			    strerror(errno));
+			r = -1;
+		} else
+			r = policy_load_file(p, o->files[i], o->files[i], &cause);
+	}
+	if (r == 0 && o->session != NULL) {
+		dir = paths_join(paths_sessions_dir(), o->session);
+		path = paths_join(dir, "policy");
+		r = policy_load_file(p, path, "session", &cause);
+		free(path);
+		free(dir);
+	}
+	if (r == 0 && o->workspace != NULL) {
+		path = paths_join(o->workspace, POLICY_WORKSPACE_FILE);
+		r = policy_load_file(p, path, "workspace", &cause);
+		free(path);
+	}
+	if (r != 0) {
+		fprintf(stderr, "holt: %s\n", cause);
+		free(cause);
+		policy_free(p);
+		return NULL;
+	}
+	return p;
+}
+
+static char *
+cmd_policy_join(int argc, char **argv)
+{
+	struct buf	 b = BUF_INIT;
+	int		 i;
+
+	for (i = 0; i < argc; i++) {
+		if (i > 0)
+			buf_addc(&b, ' ');
+		buf_adds(&b, argv[i]);
+	}
+	return buf_detach(&b, NULL);
+}
+
+static void
+cmd_policy_print(const struct policy_result *res, enum policy_mode mode,
+    FILE *f)
+{
+	const struct policy_part	*pt;
+	size_t				 i;
+
+	fprintf(f, "%s (%s mode): %s\n", policy_verdict_name(res->verdict),
+	    policy_mode_name(mode), res->reason);
+	for (i = 0; i < res->nparts; i++) {
+		pt = &res->parts[i];
+		fprintf(f, "  %-5s  %s\n", policy_verdict_name(pt->verdict),
+		    pt->command);
+		fprintf(f, "         %s", pt->reason);
+		if (pt->rule != NULL)
+			fprintf(f, ": %s %s  (%s:%u)", pt->action, pt->rule,
+			    pt->source, pt->line);
+		fputc('\n', f);
+	}
+}
 
 static int
-cmd_not_yet(int argc, char **argv)
+cmd_policy_mode(struct cmd_policy_opts *o)
 {
-	if (cmd_wants_help(argc, argv)) {
-		printf("holt %s: not yet\n", argv[0]);
-		return EXIT_OK;
+	char	*cause = NULL;
+
+	if (o->mode_set)
+		return 0;
+	o->mode = POLICY_AUTO;
+	if (config_load(NULL, &cause) != 0) {
+		fprintf(stderr, "holt: %s\n", cause);
+		free(cause);
+		return -1;
 	}
-	fprintf(stderr, "holt: %s: not yet\n", argc > 0 ? argv[0] : "holt");
-	return EXIT_ERR;
+	if (policy_mode_parse(config_get("mode"), &o->mode) != 0)
+		o->mode = POLICY_AUTO;
+	return 0;
+}
+
+static int
+cmd_policy_check(int argc, char **argv)
+{
+	struct cmd_policy_opts	 o;
+	struct policy		*p;
+	struct policy_result	*res;
+	cJSON			*j;
+	char			*line, *s;
+	int			 first, rc;
+
+	memset(&o, 0, sizeof o);
+	if ((first = cmd_policy_parse(argc, argv, &o)) < 0)
+		return first == -2 ? EXIT_OK : EXIT_USAGE;
+	if (o.write == NULL && first >= argc) {
+		fprintf(stderr, "holt policy check: a command is missing (holt "
+		    "policy check -- COMMAND)\n");
+		return EXIT_USAGE;
+	}
+	if (o.write != NULL && first < argc) {
+		fprintf(stderr, "holt policy check: --write takes a path, not a "
+		    "command\n");
+		return EXIT_USAGE;
+	}
+	if (cmd_policy_mode(&o) != 0)
+		return EXIT_USAGE;
+	if ((p = cmd_policy_load(&o)) == NULL)
+		return EXIT_USAGE;
+	if (o.write != NULL) {
+		line = xstrdup(o.write);
+		res = policy_check_write(p, o.mode, line);
+	} else {
+		line = cmd_policy_join(argc - first, argv + first);
+		res = policy_check_command(p, o.mode, line);
+	}
+	if (o.json) {
+		j = policy_result_json(res);
+		cJSON_AddStringToObject(j, "mode", policy_mode_name(o.mode));
+		s = json_print(j);
+		printf("%s\n", s);
+		free(s);
+		cJSON_Delete(j);
+	} else
+		cmd_policy_print(res, o.mode, stdout);
+	switch (res->verdict) {
+	case POLICY_ALLOW:
+		rc = EXIT_OK;
+		break;
+	case POLICY_ASK:
+		rc = EXIT_POLICY_ASK;
+		break;
+	default:
+		rc = EXIT_POLICY_DENY;
+		break;
+	}
+	policy_result_free(res);
+	policy_free(p);
+	free(line);
+	return rc;
+}
+
+static int
+cmd_policy_show(int argc, char **argv)
+{
+	struct cmd_policy_opts	 o;
+	struct policy		*p;
+	int			 first;
+
+	memset(&o, 0, sizeof o);
+	if ((first = cmd_policy_parse(argc, argv, &o)) < 0)
+		return first == -2 ? EXIT_OK : EXIT_USAGE;
+	if (first < argc) {
+		fprintf(stderr, "holt policy show: unexpected '%s'\n",
+		    argv[first]);
+		return EXIT_USAGE;
+	}
+	if ((p = cmd_policy_load(&o)) == NULL)
+		return EXIT_USAGE;
+	policy_dump(p, stdout);
+	policy_free(p);
+	return EXIT_OK;
+}
+
+static int
+cmd_policy_suggest(int argc, char **argv)
+{
+	struct cmd_policy_opts	 o;
+	struct policy		*p;
+	char			*line, *rule, *wider = NULL;
+	int			 first;
+
+	memset(&o, 0, sizeof o);
+	if ((first = cmd_policy_parse(argc, argv, &o)) < 0)
+		return first == -2 ? EXIT_OK : EXIT_USAGE;
+	if (first >= argc) {
+		fprintf(stderr, "holt policy suggest: a command is missing\n");
+		return EXIT_USAGE;
+	}
+	if ((p = cmd_policy_load(&o)) == NULL)
+		return EXIT_USAGE;
+	line = cmd_policy_join(argc - first, argv + first);
+	rule = policy_suggest_rule(p, line, &wider);
+	if (rule == NULL) {
+		fprintf(stderr, "holt policy suggest: no rule can allow '%s' "
+		    "(a part is denied, asked by a rule, cannot be judged, or "
+		    "is already allowed)\n", line);
+		free(line);
+		policy_free(p);
+		return EXIT_ERR;
+	}
+	printf("allow %s\n", rule);
+	if (wider != NULL)
+		printf("allow %s\n", wider);
+	free(rule);
+	free(wider);
+	free(line);
+	policy_free(p);
+	return EXIT_OK;
+}
+
+static int
+cmd_policy_exec(int argc, char **argv)
+{
+	if (argc < 2 || strcmp(argv[1], "-h") == 0 ||
+	    strcmp(argv[1], "--help") == 0) {
+		cmd_policy_usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? EXIT_USAGE : EXIT_OK;
+	}
+	if (strcmp(argv[1], "check") == 0)
+		return cmd_policy_check(argc - 1, argv + 1);
+	if (strcmp(argv[1], "show") == 0)
+		return cmd_policy_show(argc - 1, argv + 1);
+	if (strcmp(argv[1], "suggest") == 0)
+		return cmd_policy_suggest(argc - 1, argv + 1);
+	fprintf(stderr, "holt policy: unknown subcommand '%s' (check, show, "
+	    "suggest)\n", argv[1]);
+	return EXIT_USAGE;
 }
 
 const struct cmd_entry cmd_policy_entry = {
-	"policy", "check|show ...", "check commands against the policy", cmd_not_yet
+	"policy", "check|show|suggest ...", "check commands against the policy",
+	cmd_policy_exec
 };
-

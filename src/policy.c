@@ -1,0 +1,2317 @@
+/*
+ * policy.c: rules, sources and decisions of the command policy
+ * (holt-policy(5)).
+ *
+ * A rule set is a list of files (built-in defaults, the user's policy, the
+ * session's rules, the workspace's policy, or a rule given by an API call),
+ * each a list of rules "ACTION PATTERN" compiled once with pcre2 and JIT.
+ * A decision parses the command line (policy-shell.c), turns each simple
+ * command into "items" - what is matched, after normalisation and looking
+ * through wrappers - and the files they write, and judges each item: first
+ * matching rule within a file, strictest across files, strictest across
+ * items. Cost: one pcre2 match per rule per item in the worst case; the
+ * built-in set has a dozen rules, so a typical decision is a few
+ * microseconds.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+
+#include "holt.h"
+#include "policy.h"
+
+enum policy_action {
+	PA_ALLOW, PA_ASK, PA_DENY, PA_WRITE_ALLOW, PA_WRITE_ASK, PA_WRITE_DENY,
+	PA_NONE
+};
+static const char *policy_action_names[] = {
+	"allow", "ask", "deny", "write-allow", "write-ask", "write-deny"
+};
+
+struct policy_rule {
+	enum policy_action	 action;
+	char			*pattern;
+	unsigned int		 line;
+	pcre2_code		*re;
+};
+
+struct policy_group {
+	char			*source;
+	char			*path;	/* NULL: built in or added by call */
+	struct policy_rule	*rules;
+	size_t			 nrules;
+};
+
+struct policy {
+	struct policy_group	*groups;
+	size_t			 ngroups;
+	pcre2_match_data	*md;
+	pcre2_match_context	*mctx;
+};
+
+/* The built-in defaults: reading and inspecting; the rest is asked. */
+static const char policy_defaults[] =
+    "# reading and inspecting\n"
+    "allow ^(ls|cat|head|tail|wc|pwd|echo|printf|true|false|basename|dirname"
+    "|realpath|readlink|stat|du|df|which|type|whoami|id|uname|date"
+    "|printenv|seq|sleep|cut|tr|diff|cmp|comm|nl|od|sha256sum|sha1sum"
+    "|md5sum|grep|egrep|fgrep|jq|test|\\[|\\[\\[|cd|pushd|popd)(\\s|$)\n"
+    "allow ^command -[vV](\\s|$)\n"
+    "allow ^find(?!.*\\s-(delete|fprint0?|fprintf|fls)(\\s|$))(\\s|$)\n"
+    "allow ^rg(?!.*\\s--pre(=|\\s|$))(\\s|$)\n"
+    "allow ^git (status|diff|log|show|rev-parse|ls-files|blame|shortlog"
+    "|describe)(?!.*\\s--(output|ext-diff|textconv)(=|\\s|$))(\\s|$)\n"
+    "allow ^git branch(\\s+(-a|-r|-v|-vv|--list|--show-current|--all"
+    "|--remotes))*$\n"
+    "# writes: anywhere in the workspace but its .git\n"
+    "write-ask ^\\.git(/|$)\n"
+    "write-allow ^\n";
+
+/* Names whose prefix assignment (NAME=v cmd) changes nothing that matters. */
+static const char *policy_safe_vars[] = {
+	"CI", "NODE_ENV", "DEBUG", "LANG", "LC_ALL", "LC_CTYPE", "LC_MESSAGES",
+	"LC_COLLATE", "LC_NUMERIC", "LC_TIME", "TZ", "TERM", "NO_COLOR",
+	"FORCE_COLOR", "COLUMNS", "LINES", "RUST_BACKTRACE", "RUST_LOG",
+	"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "CARGO_TERM_COLOR",
+	"NODE_NO_WARNINGS", "VERBOSE", "CLICOLOR", "GIT_PAGER_IN_USE"
+};
+
+/* ------------------------------------------------------------------ */
+/* names */
+
+const char *
+policy_verdict_name(enum policy_verdict v)
+{
+	switch (v) {
+	case POLICY_ALLOW:
+		return "allow";
+	case POLICY_ASK:
+		return "ask";
+	case POLICY_DENY:
+		return "deny";
+	}
+	return "?";
+}
+
+const char *
+policy_mode_name(enum policy_mode m)
+{
+	switch (m) {
+	case POLICY_MANUAL:
+		return "manual";
+	case POLICY_AUTO:
+		return "auto";
+	case POLICY_STRICT:
+		return "strict";
+	case POLICY_TRUST:
+		return "trust";
+	}
+	return "?";
+}
+
+int
+policy_mode_parse(const char *s, enum policy_mode *m)
+{
+	if (s == NULL)
+		return -1;
+	if (strcmp(s, "manual") == 0)
+		*m = POLICY_MANUAL;
+	else if (strcmp(s, "auto") == 0)
+		*m = POLICY_AUTO;
+	else if (strcmp(s, "strict") == 0)
+		*m = POLICY_STRICT;
+	else if (strcmp(s, "trust") == 0)
+		*m = POLICY_TRUST;
+	else
+		return -1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* rule sets */
+
+struct policy *
+policy_new_empty(void)
+{
+	struct policy	*p;
+
+	p = xcalloc(1, sizeof *p);
+	p->md = pcre2_match_data_create(4, NULL);
+	p->mctx = pcre2_match_context_create(NULL);
+	if (p->md == NULL || p->mctx == NULL)
+		fatalx("out of memory");
+	/* Bound a pathological user pattern instead of hanging on it. */
+	pcre2_set_match_limit(p->mctx, 1000000);
+	pcre2_set_depth_limit(p->mctx, 10000);
+	return p;
+}
+
+static int policy_load_buf(struct policy *, const char *, size_t,
+    const char *, const char *, char **);
+
+struct policy *
+policy_new(void)
+{
+	struct policy	*p;
+	char		*cause = NULL;
+
+	p = policy_new_empty();
+	if (policy_load_buf(p, policy_defaults, sizeof policy_defaults - 1,
+	    "default", NULL, &cause) != 0)
+		fatalx("built-in policy: %s", cause);
+	return p;
+}
+
+static void
+policy_group_release(struct policy_group *g)
+{
+	size_t	 i;
+
+	for (i = 0; i < g->nrules; i++) {
+		free(g->rules[i].pattern);
+		pcre2_code_free(g->rules[i].re);
+	}
+	free(g->rules);
+	free(g->source);
+	free(g->path);
+}
+
+void
+policy_free(struct policy *p)
+{
+	size_t	 i;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < p->ngroups; i++)
+		policy_group_release(&p->groups[i]);
+	free(p->groups);
+	pcre2_match_data_free(p->md);
+	pcre2_match_context_free(p->mctx);
+	free(p);
+}
+
+static int
+policy_action_parse(const char *s, size_t n, enum policy_action *a)
+{
+	size_t	 i;
+
+	for (i = 0; i < nitems(policy_action_names); i++) {
+		if (strlen(policy_action_names[i]) == n &&
+		    memcmp(policy_action_names[i], s, n) == 0) {
+			*a = (enum policy_action)i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int
+policy_compile(struct policy_rule *r, const char *pattern, char **msg)
+{
+	PCRE2_UCHAR	 buf[256];
+	PCRE2_SIZE	 off;
+	int		 error;
+
+	r->re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
+	    PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &error, &off, NULL);
+	if (r->re == NULL) {
+		pcre2_get_error_message(error, buf, sizeof buf);
+		*msg = xprintf("bad pattern '%s': %s at offset %zu", pattern,
+		    (char *)buf, (size_t)off);
+		return -1;
+	}
+	/* Without JIT (unsupported CPU) the interpreter still matches. */
+	(void)pcre2_jit_compile(r->re, PCRE2_JIT_COMPLETE);
+	r->pattern = xstrdup(pattern);
+	return 0;
+}
+
+static struct policy_group *
+policy_group_add(struct policy *p, const char *source, const char *path)
+{
+	struct policy_group	*g;
+
+	p->groups = xreallocarray(p->groups, p->ngroups + 1, sizeof *p->groups);
+	g = &p->groups[p->ngroups++];
+	memset(g, 0, sizeof *g);
+	g->source = xstrdup(source);
+	g->path = path != NULL ? xstrdup(path) : NULL;
+	return g;
+}
+
+static void
+policy_group_append(struct policy_group *g, struct policy_rule *r)
+{
+	g->rules = xreallocarray(g->rules, g->nrules + 1, sizeof *g->rules);
+	g->rules[g->nrules++] = *r;
+}
+
+static int
+policy_tightens(enum policy_action a)
+{
+	return a != PA_ALLOW && a != PA_WRITE_ALLOW;
+}
+
+/*
+ * Parse a whole rules file into a new group; on any error nothing is kept.
+ * name is what messages call the file.
+ */
+static int
+policy_load_buf(struct policy *p, const char *data, size_t len,
+    const char *source, const char *path, char **cause)
+{
+	struct policy_group	 g;
+	struct policy_rule	 r;
+	const char		*line, *end, *e, *a, *pat;
+	char			*pattern, *msg = NULL;
+	const char		*name = path != NULL ? path : source;
+	unsigned int		 lineno = 0;
+	size_t			 n;
+	int			 workspace = strcmp(source, "workspace") == 0;
+
+	memset(&g, 0, sizeof g);
+	for (line = data; line < data + len; line = end + 1) {
+		lineno++;
+		end = memchr(line, '\n', (size_t)(data + len - line));
+		if (end == NULL)
+			end = data + len;
+		a = line;
+		while (a < end && isspace((unsigned char)*a))
+			a++;
+		if (a == end || *a == '#')
+			continue;
+		e = a;
+		while (e < end && !isspace((unsigned char)*e))
+			e++;
+		memset(&r, 0, sizeof r);
+		r.line = lineno;
+		if (policy_action_parse(a, (size_t)(e - a), &r.action) != 0) {
+			msg = xprintf("unknown action '%.*s' (allow, ask, deny, "
+			    "write-allow, write-ask, write-deny)", (int)(e - a), a);
+			goto fail;
+		}
+		if (workspace && !policy_tightens(r.action)) {
+			msg = xprintf("a workspace policy may only tighten: '%s' "
+			    "refused", policy_action_names[r.action]);
+			goto fail;
+		}
+		pat = e;
+		while (pat < end && isspace((unsigned char)*pat))
+			pat++;
+		/* A '#' after whitespace starts a comment. */
+		for (e = pat; e < end; e++) {
+			if (*e == '#' && e > pat && isspace((unsigned char)e[-1]))
+				break;
+		}
+		while (e > pat && isspace((unsigned char)e[-1]))
+			e--;
+		n = (size_t)(e - pat);
+		if (n == 0) {
+			msg = xprintf("'%s' needs a pattern",
+			    policy_action_names[r.action]);
+			goto fail;
+		}
+		if (memchr(pat, '\0', n) != NULL) {
+			msg = xstrdup("NUL byte in the pattern");
+			goto fail;
+		}
+		pattern = xstrndup(pat, n);
+		if (policy_compile(&r, pattern, &msg) != 0) {
+			free(pattern);
+			goto fail;
+		}
+		free(pattern);
+		policy_group_append(&g, &r);
+		if (end == data + len)
+			break;
+	}
+	p->groups = xreallocarray(p->groups, p->ngroups + 1, sizeof *p->groups);
+	g.source = xstrdup(source);
+	g.path = path != NULL ? xstrdup(path) : NULL;
+	p->groups[p->ngroups++] = g;
+	return 0;
+fail:
+	*cause = xprintf("policy '%s': line %u: %s", name, lineno, msg);
+	free(msg);
+	policy_group_release(&g);
+	return -1;
+}
+
+int
+policy_load_file(struct policy *p, const char *path, const char *source,
+    char **cause)
+{
+	char	*data;
+	size_t	 len;
+	int	 r;
+
+	if ((data = file_read(path, &len, 4 * 1024 * 1024)) == NULL) {
+		if (errno == ENOENT)
+			return 0;
+		*cause = xprintf("policy '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	r = policy_load_buf(p, data, len, source, path, cause);
+	free(data);
+	return r;
+}
+
+int
+policy_add_rule(struct policy *p, const char *action, const char *pattern,
+    const char *source, char **cause)
+{
+	struct policy_group	*g = NULL;
+	struct policy_rule	 r;
+	char			*msg = NULL;
+	size_t			 i;
+
+	memset(&r, 0, sizeof r);
+	if (policy_action_parse(action, strlen(action), &r.action) != 0) {
+		*cause = xprintf("unknown action '%s'", action);
+		return -1;
+	}
+	if (strcmp(source, "workspace") == 0 && !policy_tightens(r.action)) {
+		*cause = xprintf("a workspace policy may only tighten: '%s' "
+		    "refused", action);
+		return -1;
+	}
+	if (*pattern == '\0') {
+		*cause = xprintf("'%s' needs a pattern", action);
+		return -1;
+	}
+	if (policy_compile(&r, pattern, &msg) != 0) {
+		*cause = msg;
+		return -1;
+	}
+	for (i = p->ngroups; i > 0; i--) {
+		if (strcmp(p->groups[i - 1].source, source) == 0) {
+			g = &p->groups[i - 1];
+			break;
+		}
+	}
+	if (g == NULL)
+		g = policy_group_add(p, source, NULL);
+	r.line = g->nrules == 0 ? 1 : g->rules[g->nrules - 1].line + 1;
+	policy_group_append(g, &r);
+	return 0;
+}
+
+void
+policy_dump(struct policy *p, FILE *f)
+{
+	struct policy_group	*g;
+	struct policy_rule	*r;
+	size_t			 i, j;
+
+	for (i = 0; i < p->ngroups; i++) {
+		g = &p->groups[i];
+		if (g->path != NULL)
+			fprintf(f, "# %s: %s\n", g->source, g->path);
+		else if (strcmp(g->source, "default") == 0)
+			fprintf(f, "# %s: built in, read-only\n", g->source);
+		else
+			fprintf(f, "# %s\n", g->source);
+		for (j = 0; j < g->nrules; j++) {
+			r = &g->rules[j];
+			fprintf(f, "%-11s %s    # %s:%u\n",
+			    policy_action_names[r->action], r->pattern, g->source,
+			    r->line);
+		}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* items: what is matched */
+
+#define ITEM_MAX_FORMS	3
+#define NORM_MAX_DEPTH	16
+#define WORKSPACE	"/workspace"
+#define SANDBOX_HOME	"/home/user"
+#define MAX_CWDS	8
+
+struct pitem {
+	char		*forms[ITEM_MAX_FORMS];	/* [0]: all rules; rest ask/deny */
+	size_t		 nforms;
+	char		**words;	/* rendered name and arguments */
+	size_t		 nwords;
+	char		*problem;	/* never auto-allowed, because */
+	int		 write;
+	int		 transparent;	/* wrapper, or harmless on its own */
+};
+
+struct pctx {
+	struct policy	*p;
+	struct pitem	*items;
+	size_t		 nitems, aitems;
+	char		*cwds[MAX_CWDS];	/* "" is /workspace */
+	size_t		 ncwds;
+	int		 cwd_unknown;
+	unsigned int	 depth;
+};
+
+/* A command being normalised: borrowed words plus what was learnt. */
+struct pcmd {
+	const struct policy_word *assigns;
+	size_t			 nassigns;
+	const struct policy_word *words;
+	size_t			 nwords;
+	int			 args_unknown;	/* xargs, find -exec: more args */
+	const char		*via;		/* "xargs", "find -exec" */
+};
+
+static int policy_norm_line(struct pctx *, const char *, size_t);
+
+static struct pitem *
+item_new(struct pctx *c)
+{
+	struct pitem	*it;
+
+	if (c->nitems == c->aitems) {
+		c->aitems = c->aitems == 0 ? 8 : c->aitems * 2;
+		c->items = xreallocarray(c->items, c->aitems, sizeof *c->items);
+	}
+	it = &c->items[c->nitems++];
+	memset(it, 0, sizeof *it);
+	return it;
+}
+
+static void
+item_release(struct pitem *it)
+{
+	size_t	 i;
+
+	for (i = 0; i < it->nforms; i++)
+		free(it->forms[i]);
+	for (i = 0; i < it->nwords; i++)
+		free(it->words[i]);
+	free(it->words);
+	free(it->problem);
+}
+
+static void
+item_form(struct pitem *it, char *s)
+{
+	size_t	 i;
+
+	for (i = 0; i < it->nforms; i++) {
+		if (strcmp(it->forms[i], s) == 0) {
+			free(s);
+			return;
+		}
+	}
+	if (it->nforms == ITEM_MAX_FORMS) {
+		free(s);
+		return;
+	}
+	it->forms[it->nforms++] = s;
+}
+
+static void
+item_problem(struct pitem *it, const char *fmt, ...)
+{
+	va_list	 ap;
+
+	if (it->problem != NULL)
+		return;
+	va_start(ap, fmt);
+	xvasprintf(&it->problem, fmt, ap);
+	va_end(ap);
+}
+
+static int
+word_safe_char(int c)
+{
+	return isalnum(c) || (c != 0 && strchr("_@%+=:,./-", c) != NULL);
+}
+
+/* A word as it is matched: literal words shell-quoted when needed. */
+static char *
+word_render(const struct policy_word *w)
+{
+	struct buf	 b = BUF_INIT;
+	const char	*p;
+
+	if ((w->flags & PW_EXPANDS) == 0) {
+		if ((w->flags & PW_TILDE) && w->text[0] == '~') {
+			char	*q = policy_shell_quote(w->text + 1);
+
+			if (w->text[1] == '\0')
+				free(q), q = xstrdup("");
+			buf_addc(&b, '~');
+			buf_adds(&b, q);
+			free(q);
+			return buf_detach(&b, NULL);
+		}
+		return policy_shell_quote(w->text);
+	}
+	for (p = w->text; *p != '\0'; p++) {
+		if (!word_safe_char((unsigned char)*p) && strchr("${}()[]*?~", *p)
+		    == NULL)
+			break;
+	}
+	if (*p == '\0')
+		return xstrdup(w->text);
+	buf_addc(&b, '"');
+	for (p = w->text; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\')
+			buf_addc(&b, '\\');
+		buf_addc(&b, *p);
+	}
+	buf_addc(&b, '"');
+	return buf_detach(&b, NULL);
+}
+
+static int
+has_ctrl(const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n') ||
+		    *s == 0x7f)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+has_nonascii_or_ctrl(const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if ((unsigned char)*s >= 0x7f || (unsigned char)*s < 0x20)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Lexical canonical form of an absolute path: no ".", "..", "//". Symlinks
+ * are not followed: the sandbox, not the policy, holds against them.
+ */
+static char *
+path_canon(const char *path)
+{
+	struct buf	 b = BUF_INIT;
+	const char	*p = path, *e;
+	size_t		 n, i;
+
+	buf_addc(&b, '/');
+	while (*p != '\0') {
+		while (*p == '/')
+			p++;
+		if (*p == '\0')
+			break;
+		e = strchr(p, '/');
+		n = e != NULL ? (size_t)(e - p) : strlen(p);
+		if (n == 1 && p[0] == '.')
+			;
+		else if (n == 2 && p[0] == '.' && p[1] == '.') {
+			i = b.len;
+			while (i > 1 && b.data[i - 1] == '/')
+				i--;
+			while (i > 1 && b.data[i - 1] != '/')
+				i--;
+			b.len = i;
+			b.data[b.len] = '\0';
+		} else {
+			if (b.len > 1 && b.data[b.len - 1] != '/')
+				buf_addc(&b, '/');
+			buf_add(&b, p, n);
+		}
+		p += n;
+	}
+	if (b.len > 1 && b.data[b.len - 1] == '/') {
+		b.len--;
+		b.data[b.len] = '\0';
+	}
+	return buf_detach(&b, NULL);
+}
+
+/* "/usr/bin/rm" -> "rm"; NULL if not a system binary directory. */
+static char *
+path_system_name(const char *canon)
+{
+	static const char *dirs[] = {
+		"/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/",
+		"/usr/local/sbin/"
+	};
+	size_t	 i, n;
+
+	for (i = 0; i < nitems(dirs); i++) {
+		n = strlen(dirs[i]);
+		if (strncmp(canon, dirs[i], n) == 0 && canon[n] != '\0' &&
+		    strchr(canon + n, '/') == NULL)
+			return xstrdup(canon + n);
+	}
+	return NULL;
+}
+
+static const char *
+base_name(const char *s)
+{
+	const char	*p = strrchr(s, '/');
+
+	return p != NULL && p[1] != '\0' ? p + 1 : s;
+}
+
+/* ------------------------------------------------------------------ */
+/* writes */
+
+static int
+write_removes(const char *what)
+{
+	return strcmp(what, "rm") == 0 || strcmp(what, "rmdir") == 0 ||
+	    strcmp(what, "mv") == 0 || strcmp(what, "shred") == 0 ||
+	    strcmp(what, "find -delete") == 0 || strcmp(what, "unlink") == 0;
+}
+
+/*
+ * One written path. Inside the workspace it is matched relative to it, and
+ * also with a trailing '/' by write-ask/write-deny rules: removing or
+ * moving a directory writes what is below it.
+ */
+static void
+write_item_path(struct pctx *c, const char *abs, const char *what)
+{
+	struct pitem	*it;
+	char		*canon = path_canon(abs);
+	size_t		 wl = strlen(WORKSPACE);
+
+	it = item_new(c);
+	it->write = 1;
+	if (strcmp(canon, WORKSPACE) == 0) {
+		item_form(it, xstrdup("."));
+		if (write_removes(what))
+			item_problem(it, "%s would remove the whole workspace",
+			    what);
+	} else if (strncmp(canon, WORKSPACE "/", wl + 1) == 0) {
+		item_form(it, xstrdup(canon + wl + 1));
+		item_form(it, xprintf("%s/", canon + wl + 1));
+	} else {
+		item_form(it, xstrdup(canon));
+		item_problem(it, "%s '%s' is outside the workspace", what, canon);
+	}
+	free(canon);
+}
+
+static int
+write_special(const char *t)
+{
+	size_t	 i;
+
+	if (strcmp(t, "/dev/null") == 0 || strcmp(t, "/dev/stdout") == 0 ||
+	    strcmp(t, "/dev/stderr") == 0)
+		return 1;
+	if (strncmp(t, "/dev/fd/", 8) == 0 && t[8] != '\0') {
+		for (i = 8; t[i] != '\0'; i++) {
+			if (!isdigit((unsigned char)t[i]))
+				return 0;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* A file the command writes: one item per place it may be. */
+static void
+write_target(struct pctx *c, const struct policy_word *w, const char *what)
+{
+	struct pitem	*it;
+	char		*abs;
+	size_t		 i;
+
+	if ((w->flags & PW_PROCSUBST) && (w->flags & ~(PW_PROCSUBST|PW_SUBST|
+	    PW_QUOTED)) == 0)
+		return;		/* >(cmd): the command is judged itself */
+	if (w->flags & PW_EXPANDS) {
+		it = item_new(c);
+		it->write = 1;
+		item_form(it, word_render(w));
+		item_problem(it, "%s '%s' is not a literal path", what, w->text);
+		return;
+	}
+	if (write_special(w->text))
+		return;
+	if (w->text[0] == '\0' || has_ctrl(w->text)) {
+		it = item_new(c);
+		it->write = 1;
+		item_form(it, policy_shell_quote(w->text));
+		item_problem(it, "%s is an odd file name", what);
+		return;
+	}
+	if (w->flags & PW_TILDE) {
+		if (w->text[1] != '\0' && w->text[1] != '/') {
+			it = item_new(c);
+			it->write = 1;
+			item_form(it, xstrdup(w->text));
+			item_problem(it, "%s '%s' is another user's home", what,
+			    w->text);
+			return;
+		}
+		abs = xprintf("%s%s", SANDBOX_HOME, w->text + 1);
+		write_item_path(c, abs, what);
+		free(abs);
+		return;
+	}
+	if (w->text[0] == '/') {
+		write_item_path(c, w->text, what);
+		return;
+	}
+	if (c->cwd_unknown) {
+		it = item_new(c);
+		it->write = 1;
+		item_form(it, policy_shell_quote(w->text));
+		item_problem(it, "%s '%s' is relative to a directory that cd "
+		    "made unknown", what, w->text);
+		return;
+	}
+	if (c->ncwds == 0) {
+		abs = xprintf("%s/%s", WORKSPACE, w->text);
+		write_item_path(c, abs, what);
+		free(abs);
+		return;
+	}
+	/* After a cd the write may happen here or there: judge each. */
+	abs = xprintf("%s/%s", WORKSPACE, w->text);
+	write_item_path(c, abs, what);
+	free(abs);
+	for (i = 0; i < c->ncwds; i++) {
+		abs = xprintf("%s/%s", c->cwds[i], w->text);
+		write_item_path(c, abs, what);
+		free(abs);
+	}
+}
+
+static void
+write_unknown(struct pctx *c, const char *name, const char *via)
+{
+	struct pitem	*it;
+
+	it = item_new(c);
+	it->write = 1;
+	item_form(it, xprintf("(files of %s)", name));
+	item_problem(it, "%s through %s writes files only known at run time",
+	    name, via);
+}
+
+static void
+note_cd(struct pctx *c, const struct pcmd *pc)
+{
+	const struct policy_word	*w = NULL;
+	char				*abs, *canon;
+	size_t				 i;
+
+	for (i = 1; i < pc->nwords; i++) {
+		if (pc->words[i].text[0] != '-' || (pc->words[i].flags &
+		    PW_QUOTED)) {
+			w = &pc->words[i];
+			break;
+		}
+	}
+	if (strcmp(pc->words[0].text, "cd") != 0 || w == NULL ||
+	    (w->flags & (PW_EXPANDS|PW_TILDE)) || c->cwd_unknown ||
+	    c->ncwds == MAX_CWDS) {
+		c->cwd_unknown = 1;
+		return;
+	}
+	if (w->text[0] == '/')
+		abs = xstrdup(w->text);
+	else if (c->ncwds > 0)
+		abs = xprintf("%s/%s", c->cwds[c->ncwds - 1], w->text);
+	else
+		abs = xprintf("%s/%s", WORKSPACE, w->text);
+	canon = path_canon(abs);
+	free(abs);
+	c->cwds[c->ncwds++] = canon;
+}
+
+/* Operands of cp/mv/... : words that are not options. */
+static int
+is_option(const struct policy_word *w, int *ended)
+{
+	if (*ended)
+		return 0;
+	if ((w->flags & PW_QUOTED) == 0 && strcmp(w->text, "--") == 0) {
+		*ended = 1;
+		return 1;
+	}
+	return w->text[0] == '-' && w->text[1] != '\0';
+}
+
+/* The files a command writes, for the well-known writers. */
+static void
+note_writes(struct pctx *c, const struct pcmd *pc, const char *name)
+{
+	const struct policy_word	*w, *last = NULL, *target = NULL;
+	size_t				 i, noperands = 0;
+	int				 ended = 0, inplace = 0, script = 0;
+	const char			*t;
+
+	if (strcmp(name, "tee") == 0 || strcmp(name, "touch") == 0 ||
+	    strcmp(name, "truncate") == 0 || strcmp(name, "mkdir") == 0 ||
+	    strcmp(name, "rm") == 0 || strcmp(name, "rmdir") == 0 ||
+	    strcmp(name, "unlink") == 0 || strcmp(name, "shred") == 0) {
+		if (pc->args_unknown) {
+			write_unknown(c, name, pc->via);
+			return;
+		}
+		for (i = 1; i < pc->nwords; i++) {
+			w = &pc->words[i];
+			if (is_option(w, &ended)) {
+				/* options with an argument: not files */
+				if (w->text[2] == '\0' &&
+				    ((strcmp(name, "truncate") == 0 &&
+				    strchr("sr", w->text[1]) != NULL) ||
+				    (strcmp(name, "touch") == 0 &&
+				    strchr("rdt", w->text[1]) != NULL) ||
+				    (strcmp(name, "mkdir") == 0 &&
+				    w->text[1] == 'm')))
+					i++;
+				continue;
+			}
+			write_target(c, w, name);
+		}
+		return;
+	}
+	if (strcmp(name, "cp") == 0 || strcmp(name, "mv") == 0 ||
+	    strcmp(name, "install") == 0 || strcmp(name, "ln") == 0 ||
+	    strcmp(name, "rsync") == 0) {
+		if (pc->args_unknown) {
+			write_unknown(c, name, pc->via);
+			return;
+		}
+		for (i = 1; i < pc->nwords; i++) {
+			w = &pc->words[i];
+			if (is_option(w, &ended)) {
+				t = w->text;
+				if (strcmp(t, "-t") == 0 && i + 1 < pc->nwords)
+					target = &pc->words[++i];
+				else if (strncmp(t, "--target-directory=", 19) == 0 ||
+				    (t[1] == 't' && t[2] != '\0' && t[0] == '-')) {
+					/* handled below as a literal */
+					struct policy_word tw = *w;
+
+					tw.text = (char *)(t[1] == 't' ? t + 2 :
+					    t + 19);
+					write_target(c, &tw, name);
+				} else if (strcmp(t, "-S") == 0 ||
+				    ((strcmp(name, "install") == 0) &&
+				    (strcmp(t, "-m") == 0 || strcmp(t, "-o") == 0 ||
+				    strcmp(t, "-g") == 0)))
+					i++;
+				else if (strcmp(name, "install") == 0 &&
+				    strcmp(t, "-d") == 0)
+					inplace = 1;	/* every operand is made */
+				continue;
+			}
+			noperands++;
+			last = w;
+			/* mv removes its sources; install -d makes them all. */
+			if (strcmp(name, "mv") == 0 || inplace)
+				write_target(c, w, name);
+		}
+		if (target != NULL)
+			write_target(c, target, name);
+		else if (last != NULL && strcmp(name, "mv") != 0 && !inplace &&
+		    (noperands > 1 || strcmp(name, "ln") == 0))
+			write_target(c, last, name);
+		return;
+	}
+	if (strcmp(name, "sed") == 0 || strcmp(name, "perl") == 0) {
+		for (i = 1; i < pc->nwords; i++) {
+			w = &pc->words[i];
+			t = w->text;
+			if (t[0] == '-' && t[1] != '-' && strchr(t, 'i') != NULL)
+				inplace = 1;
+			if (strncmp(t, "--in-place", 10) == 0)
+				inplace = 1;
+		}
+		if (!inplace)
+			return;
+		if (pc->args_unknown) {
+			write_unknown(c, name, pc->via);
+			return;
+		}
+		for (i = 1; i < pc->nwords; i++) {
+			w = &pc->words[i];
+			t = w->text;
+			if (is_option(w, &ended)) {
+				if (strcmp(t, "-e") == 0 || strcmp(t, "-f") == 0 ||
+				    strcmp(t, "--expression") == 0 ||
+				    strcmp(t, "--file") == 0 ||
+				    (t[0] == '-' && t[1] != '-' &&
+				    t[strlen(t) - 1] == 'e')) {
+					i++;
+					script = 1;
+				} else if (strncmp(t, "--expression=", 13) == 0 ||
+				    strncmp(t, "--file=", 7) == 0)
+					script = 1;
+				continue;
+			}
+			if (!script) {
+				script = 1;	/* the first operand is the script */
+				continue;
+			}
+			write_target(c, w, name);
+		}
+		return;
+	}
+	if (strcmp(name, "dd") == 0) {
+		for (i = 1; i < pc->nwords; i++) {
+			w = &pc->words[i];
+			if (strncmp(w->text, "of=", 3) == 0) {
+				struct policy_word tw = *w;
+
+				tw.text = w->text + 3;
+				if (pc->args_unknown)
+					write_unknown(c, name, pc->via);
+				else
+					write_target(c, &tw, name);
+			}
+		}
+		return;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* commands */
+
+static int
+safe_var(const char *assign)
+{
+	size_t	 i, n = strcspn(assign, "+=[");
+
+	for (i = 0; i < nitems(policy_safe_vars); i++) {
+		if (strlen(policy_safe_vars[i]) == n &&
+		    strncmp(policy_safe_vars[i], assign, n) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int norm_cmd(struct pctx *, const struct pcmd *);
+
+/* The item of one command: forms, rendered words, problems. */
+static struct pitem *
+cmd_item(struct pctx *c, const struct pcmd *pc, const char *name,
+    const char *alt_name, size_t first_arg)
+{
+	struct pitem	*it;
+	struct buf	 full = BUF_INIT, bare = BUF_INIT, alt = BUF_INIT;
+	char		*r;
+	size_t		 i;
+
+	it = item_new(c);
+	it->words = xreallocarray(NULL, pc->nwords - first_arg + 1,
+	    sizeof *it->words);
+	for (i = 0; i < pc->nassigns; i++) {
+		if (pc->assigns[i].flags & PW_UNSAFE)
+			item_problem(it, "the assignment '%s' evaluates an array "
+			    "subscript, which may run commands", pc->assigns[i].text);
+		if (has_ctrl(pc->assigns[i].text))
+			item_problem(it, "control character in an assignment");
+		if (safe_var(pc->assigns[i].text))
+			continue;
+		r = word_render(&pc->assigns[i]);
+		buf_adds(&full, r);
+		buf_addc(&full, ' ');
+		free(r);
+	}
+	buf_adds(&full, name);
+	buf_adds(&bare, name);
+	if (alt_name != NULL)
+		buf_adds(&alt, alt_name);
+	it->words[it->nwords++] = xstrdup(name);
+	for (i = first_arg; i < pc->nwords; i++) {
+		r = word_render(&pc->words[i]);
+		buf_addc(&full, ' ');
+		buf_adds(&full, r);
+		buf_addc(&bare, ' ');
+		buf_adds(&bare, r);
+		if (alt_name != NULL) {
+			buf_addc(&alt, ' ');
+			buf_adds(&alt, r);
+		}
+		it->words[it->nwords++] = r;
+		if (pc->words[i].flags & PW_UNSAFE)
+			item_problem(it, "'%s' may run commands when expanded",
+			    pc->words[i].text);
+		if (has_ctrl(pc->words[i].text))
+			item_problem(it, "control character in an argument");
+	}
+	item_form(it, buf_detach(&full, NULL));
+	item_form(it, buf_detach(&bare, NULL));
+	if (alt_name != NULL)
+		item_form(it, buf_detach(&alt, NULL));
+	else
+		buf_release(&alt);
+	return it;
+}
+
+/* Words from index i on, as a command of their own (a wrapper's). */
+static int
+norm_rest(struct pctx *c, const struct pcmd *pc, size_t i,
+    const struct policy_word *assigns, size_t nassigns, int args_unknown,
+    const char *via)
+{
+	struct pcmd	 sub;
+	int		 r;
+
+	if (c->depth >= NORM_MAX_DEPTH)
+		return -1;
+	memset(&sub, 0, sizeof sub);
+	sub.assigns = assigns;
+	sub.nassigns = nassigns;
+	sub.words = pc->words + i;
+	sub.nwords = pc->nwords - i;
+	sub.args_unknown = pc->args_unknown || args_unknown;
+	sub.via = via != NULL ? via : pc->via;
+	c->depth++;
+	r = norm_cmd(c, &sub);
+	c->depth--;
+	return r;
+}
+
+/* Items move when more are added: hold an index, not a pointer. */
+#define ITEM(c, i) (&(c)->items[(i)])
+
+/*
+ * Wrappers: the command they run is judged too. argopts: short options
+ * with an argument; flags: short options without. An option not listed
+ * makes what follows unknown (never auto-allowed).
+ */
+struct wrapper {
+	const char	*name;
+	const char	*argopts;
+	const char	*flags;
+	const char	*longarg;	/* long options with a separate argument */
+	const char	*longflags;	/* long options without */
+	int		 positional;	/* words before the command (timeout 5) */
+};
+static const struct wrapper wrappers[] = {
+	{ "env", "uC", "i0v", " --unset --chdir ", " --ignore-environment "
+	    "--null --debug ", 0 },
+	{ "nice", "n", "", " --adjustment ", "", 0 },
+	{ "nohup", "", "", "", "", 0 },
+	{ "setsid", "", "cfw", "", " --ctty --fork --wait ", 0 },
+	{ "timeout", "sk", "v", " --signal --kill-after ", " --preserve-status "
+	    "--foreground --verbose ", 1 },
+	{ "time", "fo", "pav", " --format --output ", " --portability "
+	    "--append --verbose ", 0 },
+	{ "stdbuf", "ioe", "", " --input --output --error ", "", 0 },
+	{ "xargs", "aEdILnPs", "0prtxil", " --arg-file --delimiter --max-args "
+	    "--max-procs --max-chars --max-lines --eof --process-slot-var ",
+	    " --null --no-run-if-empty --verbose --exit --interactive "
+	    "--open-tty ", 0 },
+	{ "command", "", "p", "", "", 0 },
+	{ "builtin", "", "", "", "", 0 },
+	{ "exec", "a", "cl", "", "", 0 },
+	{ "sudo", "ugCDhprtTU", "AbEHnPSk", " --user --group --chdir "
+	    "--close-from --host --prompt --role --type --command-timeout "
+	    "--other-user ", " --askpass --background --preserve-env "
+	    "--set-home --non-interactive --stdin --reset-timestamp ", 0 },
+	{ "doas", "uC", "n", "", "", 0 },
+	{ "busybox", "", "", "", "", 0 },
+	{ "ionice", "cnp", "tu", " --class --classdata --pid ", " --ignore ",
+	    0 },
+	{ "taskset", "", "ac", "", " --all-tasks --cpu-list ", 1 },
+	{ "chrt", "T P D", "abfiormRv", "", " --all-tasks --batch --fifo "
+	    "--idle --other --rr --reset-on-fork --verbose ", 1 },
+	{ "unbuffer", "", "p", "", "", 0 },
+	{ "catchsegv", "", "", "", "", 0 },
+};
+
+static int
+word_in(const char *list, const char *w)
+{
+	char	*k;
+	int	 r;
+
+	k = xprintf(" %s ", w);
+	r = strstr(list, k) != NULL;
+	free(k);
+	return r;
+}
+
+static void
+norm_wrapper(struct pctx *c, const struct pcmd *pc, const struct wrapper *wr,
+    size_t si)
+{
+	const struct policy_word	*w;
+	struct policy_word		*assigns = NULL;
+	size_t				 i, j, nassigns = pc->nassigns;
+	const char			*t;
+	char				*lname;
+	int				 pos = wr->positional, is_env;
+
+	is_env = strcmp(wr->name, "env") == 0;
+	if (is_env) {
+		assigns = xreallocarray(NULL, pc->nassigns + pc->nwords,
+		    sizeof *assigns);
+		if (pc->nassigns > 0)
+			memcpy(assigns, pc->assigns, pc->nassigns *
+			    sizeof *assigns);
+	}
+	for (i = 1; i < pc->nwords; i++) {
+		w = &pc->words[i];
+		t = w->text;
+		if (w->flags & PW_EXPANDS) {
+			item_problem(ITEM(c, si), "%s: '%s' is not a literal word, "
+			    "so what it runs is unknown", wr->name, t);
+			goto out;
+		}
+		if (is_env && t[0] != '-' && strchr(t, '=') != NULL) {
+			/* env NAME=VALUE: an assignment for the command. */
+			assigns[nassigns++] = *w;
+			continue;
+		}
+		if (t[0] != '-' || t[1] == '\0' || pos < wr->positional) {
+			if (pos > 0) {
+				pos--;
+				continue;
+			}
+			break;
+		}
+		if (strcmp(t, "--") == 0) {
+			i++;
+			break;
+		}
+		if (t[1] == '-') {
+			lname = xstrndup(t, strcspn(t, "="));
+			if (strchr(t, '=') != NULL && (word_in(wr->longarg, lname) ||
+			    word_in(wr->longflags, lname)))
+				;
+			else if (word_in(wr->longarg, lname))
+				i++;
+			else if (!word_in(wr->longflags, lname)) {
+				item_problem(ITEM(c, si), "%s: unknown option '%s', "
+				    "so what it runs is unknown", wr->name, t);
+				free(lname);
+				goto out;
+			}
+			free(lname);
+			continue;
+		}
+		if (strcmp(wr->name, "nice") == 0 && isdigit((unsigned char)t[1]))
+			continue;	/* nice -10 */
+		if (is_env && t[1] == 'S') {
+			item_problem(ITEM(c, si), "env -S runs a string that is "
+			    "not judged");
+			goto out;
+		}
+		for (j = 1; t[j] != '\0'; j++) {
+			if (strchr(wr->argopts, t[j]) != NULL && t[j] != ' ') {
+				if (t[j + 1] == '\0')
+					i++;
+				break;
+			}
+			if (strchr(wr->flags, t[j]) == NULL || t[j] == ' ') {
+				item_problem(ITEM(c, si), "%s: unknown option "
+				    "'-%c', so what it runs is unknown", wr->name,
+				    t[j]);
+				goto out;
+			}
+			/* xargs -i[R], -l[N]: the argument is attached. */
+			if (strcmp(wr->name, "xargs") == 0 && (t[j] == 'i' ||
+			    t[j] == 'l'))
+				break;
+		}
+	}
+	if (i >= pc->nwords)
+		goto out;	/* nothing wrapped: judged as itself */
+	ITEM(c, si)->transparent = 1;
+	if (norm_rest(c, pc, i, is_env ? assigns : pc->assigns, nassigns,
+	    strcmp(wr->name, "xargs") == 0, wr->name) != 0) {
+		ITEM(c, si)->transparent = 0;
+		item_problem(ITEM(c, si), "wrappers nested too deep");
+	}
+out:
+	free(assigns);
+}
+
+/* sh -c STRING: the string is parsed and judged as a command line. */
+static void
+norm_shell(struct pctx *c, const struct pcmd *pc, size_t si)
+{
+	const struct policy_word	*w;
+	const char			*t;
+	size_t				 i;
+	int				 dash_c = 0;
+
+	for (i = 1; i < pc->nwords; i++) {
+		w = &pc->words[i];
+		t = w->text;
+		if (w->flags & PW_EXPANDS) {
+			if (!dash_c)
+				item_problem(ITEM(c, si), "'%s' is not a literal "
+				    "word", t);
+			break;
+		}
+		if (strcmp(t, "--") == 0 || strcmp(t, "-") == 0) {
+			i++;
+			break;
+		}
+		if ((t[0] == '-' || t[0] == '+') && t[1] != '\0') {
+			if (t[1] == '-') {
+				if (strcmp(t, "--rcfile") == 0 ||
+				    strcmp(t, "--init-file") == 0) {
+					item_problem(ITEM(c, si), "%s %s runs a "
+					    "file that cannot be judged",
+					    pc->words[0].text, t);
+					return;
+				}
+				continue;
+			}
+			if (strchr(t, 'c') != NULL && t[0] == '-')
+				dash_c = 1;
+			if (t[strlen(t) - 1] == 'o' || t[strlen(t) - 1] == 'O')
+				i++;
+			continue;
+		}
+		break;
+	}
+	if (!dash_c)
+		return;		/* a script or stdin: judged as itself */
+	if (i >= pc->nwords) {
+		item_problem(ITEM(c, si), "%s -c without a command",
+		    pc->words[0].text);
+		return;
+	}
+	w = &pc->words[i];
+	if (w->flags & PW_EXPANDS) {
+		item_problem(ITEM(c, si), "%s -c '%s': the string is not "
+		    "literal, so it cannot be judged", pc->words[0].text, w->text);
+		return;
+	}
+	if (c->depth >= NORM_MAX_DEPTH) {
+		item_problem(ITEM(c, si), "shells nested too deep");
+		return;
+	}
+	ITEM(c, si)->transparent = 1;
+	c->depth++;
+	if (policy_norm_line(c, w->text, strlen(w->text)) != 0)
+		ITEM(c, si)->transparent = 0;
+	c->depth--;
+}
+
+static int
+find_is_expr(const char *t)
+{
+	return t[0] == '-' || t[0] == '(' || t[0] == '!' || t[0] == ')';
+}
+
+/* find: judged itself; -exec commands and -delete/-fprint writes too. */
+static void
+norm_find(struct pctx *c, const struct pcmd *pc, size_t si)
+{
+	const struct policy_word	*w;
+	struct pcmd			 sub;
+	size_t				 i, j, start;
+
+	for (i = 1; i < pc->nwords; i++) {
+		w = &pc->words[i];
+		if (strcmp(w->text, "-delete") == 0) {
+			for (j = 1; j < pc->nwords; j++) {
+				if (find_is_expr(pc->words[j].text))
+					break;
+				write_target(c, &pc->words[j], "find -delete");
+			}
+			if (j == 1) {
+				struct policy_word dot = { (char *)".", 0 };
+
+				write_target(c, &dot, "find -delete");
+			}
+			continue;
+		}
+		if ((strcmp(w->text, "-fprint") == 0 ||
+		    strcmp(w->text, "-fprint0") == 0 ||
+		    strcmp(w->text, "-fls") == 0 ||
+		    strcmp(w->text, "-fprintf") == 0) && i + 1 < pc->nwords) {
+			write_target(c, &pc->words[i + 1], w->text);
+			i++;
+			continue;
+		}
+		if (strcmp(w->text, "-exec") == 0 || strcmp(w->text, "-execdir") == 0
+		    || strcmp(w->text, "-ok") == 0 || strcmp(w->text, "-okdir") == 0) {
+			start = i + 1;
+			for (j = start; j < pc->nwords; j++) {
+				if (strcmp(pc->words[j].text, ";") == 0 ||
+				    strcmp(pc->words[j].text, "+") == 0)
+					break;
+			}
+			if (j >= pc->nwords || j == start) {
+				item_problem(ITEM(c, si), "find %s without a "
+				    "command ended by ';' or '+'", w->text);
+				return;
+			}
+			memset(&sub, 0, sizeof sub);
+			sub.words = pc->words + start;
+			sub.nwords = j - start;
+			sub.args_unknown = 1;
+			sub.via = "find -exec";
+			if (c->depth < NORM_MAX_DEPTH) {
+				c->depth++;
+				norm_cmd(c, &sub);
+				c->depth--;
+			} else
+				item_problem(ITEM(c, si), "commands nested too "
+				    "deep");
+			i = j;
+		}
+	}
+}
+
+/*
+ * git's global options. -c settings are dropped from what is matched when
+ * harmless, refused (never auto-allowed) when they can run programs
+ * (core.pager, core.sshCommand, diff.external, ...), and -c alias.X=!cmd
+ * is looked through. *problem and *alias are set for the caller.
+ */
+static struct policy_word *
+git_filter(const struct pcmd *pc, size_t *nwords, char **problem,
+    char **alias_name, char **alias_val)
+{
+	static const char *safe[] = {
+		"color.", "user.name", "user.email", "advice.", "core.quotepath",
+		"init.defaultbranch", "log.", "column.", "i18n.", "format.pretty",
+		"diff.noprefix", "diff.mnemonicprefix", "diff.renames",
+		"diff.algorithm", "status.", "grep.", "merge.conflictstyle"
+	};
+	const struct policy_word	*w;
+	struct policy_word		*out;
+	const char			*t, *kv;
+	size_t				 i, k, n, no = 0;
+
+	out = xreallocarray(NULL, pc->nwords, sizeof *out);
+	out[no++] = pc->words[0];
+	for (i = 1; i < pc->nwords; i++) {
+		w = &pc->words[i];
+		t = w->text;
+		if (t[0] != '-')
+			break;
+		if (strcmp(t, "--no-pager") == 0)
+			continue;
+		if (strncmp(t, "-c", 2) == 0) {
+			if (t[2] != '\0')
+				kv = t + 2;
+			else if (i + 1 < pc->nwords)
+				kv = pc->words[++i].text;
+			else
+				break;
+			if ((w->flags | pc->words[i].flags) & PW_EXPANDS) {
+				if (*problem == NULL)
+					*problem = xstrdup("git -c with a setting "
+					    "that is not literal");
+				continue;
+			}
+			n = strcspn(kv, "=");
+			if (strncasecmp(kv, "alias.", 6) == 0 && n > 6) {
+				free(*alias_name);
+				free(*alias_val);
+				*alias_name = xstrndup(kv + 6, n - 6);
+				*alias_val = xstrdup(kv[n] == '=' ? kv + n + 1 : "");
+				continue;
+			}
+			for (k = 0; k < nitems(safe); k++) {
+				if (strncasecmp(kv, safe[k], strlen(safe[k])) == 0)
+					break;
+			}
+			if (k == nitems(safe) && *problem == NULL)
+				*problem = xprintf("git -c '%.*s' can make git run "
+				    "commands", (int)n, kv);
+			continue;
+		}
+		if ((strncmp(t, "--exec-path", 11) == 0 ||
+		    strncmp(t, "--config-env", 12) == 0) && *problem == NULL)
+			*problem = xprintf("git %s can make git run other "
+			    "programs", t);
+		out[no++] = *w;
+		if ((strcmp(t, "-C") == 0 || strcmp(t, "--git-dir") == 0 ||
+		    strcmp(t, "--work-tree") == 0 || strcmp(t, "--namespace") ==
+		    0) && i + 1 < pc->nwords)
+			out[no++] = pc->words[++i];
+	}
+	for (; i < pc->nwords; i++)
+		out[no++] = pc->words[i];
+	*nwords = no;
+	return out;
+}
+
+/* Builtins that take variable names, where a[expr] is evaluated. */
+static void
+check_varnames(struct pitem *it, const struct pcmd *pc, const char *name)
+{
+	static const char *takes_names[] = {
+		"printf", "read", "test", "[", "[[", "unset", "declare", "typeset",
+		"local", "export", "readonly", "mapfile", "readarray", "wait",
+		"getopts"
+	};
+	const char	*t, *lb;
+	size_t		 i, k;
+
+	if (strcmp(name, "let") == 0) {
+		item_problem(it, "let evaluates arithmetic, which may run commands "
+		    "through variables");
+		return;
+	}
+	for (k = 0; k < nitems(takes_names); k++) {
+		if (strcmp(name, takes_names[k]) == 0)
+			break;
+	}
+	if (k == nitems(takes_names))
+		return;
+	for (i = 1; i < pc->nwords; i++) {
+		t = pc->words[i].text;
+		if ((lb = strchr(t, '[')) == NULL || strchr(lb, ']') == NULL)
+			continue;
+		for (lb++; *lb != ']'; lb++) {
+			if (!isdigit((unsigned char)*lb) && *lb != '@' && *lb != '*')
+				break;
+		}
+		if (*lb != ']') {
+			item_problem(it, "%s '%s': an array subscript is evaluated "
+			    "as arithmetic, which may run commands", name, t);
+			return;
+		}
+	}
+	if (strcmp(name, "[[") == 0) {
+		for (i = 1; i < pc->nwords; i++) {
+			t = pc->words[i].text;
+			if (strcmp(t, "-eq") == 0 || strcmp(t, "-ne") == 0 ||
+			    strcmp(t, "-lt") == 0 || strcmp(t, "-le") == 0 ||
+			    strcmp(t, "-gt") == 0 || strcmp(t, "-ge") == 0) {
+				item_problem(it, "[[ %s evaluates its operands as "
+				    "arithmetic, which may run commands", t);
+				return;
+			}
+		}
+	}
+}
+
+static int
+is_shell(const char *t)
+{
+	static const char *shells[] = {
+		"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "rbash", "yash",
+		"posh", "fish", "csh", "tcsh"
+	};
+	size_t	 i;
+
+	for (i = 0; i < nitems(shells); i++) {
+		if (strcmp(t, shells[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+norm_cmd(struct pctx *c, const struct pcmd *pc0)
+{
+	const struct policy_word	*w0;
+	struct policy_word		*gitwords = NULL;
+	struct pcmd			 gpc;
+	const struct pcmd		*pc = pc0;
+	char				*canon = NULL, *sys = NULL, *name;
+	char				*gprob = NULL, *aname = NULL, *aval = NULL;
+	const char			*alt = NULL, *t;
+	size_t				 k, si, i;
+
+	if (pc->nwords == 0)
+		return 0;
+	w0 = &pc->words[0];
+	t = w0->text;
+	if (w0->flags & PW_EXPANDS) {
+		cmd_item(c, pc, t, NULL, 1);
+		si = c->nitems - 1;
+		if (w0->flags & (PW_SUBST|PW_PROCSUBST))
+			item_problem(ITEM(c, si), "the command name comes from a "
+			    "substitution");
+		else if (w0->flags & (PW_VAR|PW_ARITH|PW_UNSAFE))
+			item_problem(ITEM(c, si), "the command name is a variable");
+		else if (w0->flags & PW_GLOB)
+			item_problem(ITEM(c, si), "the command name is a glob");
+		else
+			item_problem(ITEM(c, si), "the command name is a brace "
+			    "expansion");
+		return 0;
+	}
+	if (*t == '\0') {
+		cmd_item(c, pc, "''", NULL, 1);
+		item_problem(ITEM(c, c->nitems - 1), "the command name is empty");
+		return 0;
+	}
+	if (has_nonascii_or_ctrl(t)) {
+		name = policy_shell_quote(t);
+		cmd_item(c, pc, name, NULL, 1);
+		free(name);
+		item_problem(ITEM(c, c->nitems - 1), "the command name has "
+		    "non-ASCII or control characters (a lookalike?)");
+		return 0;
+	}
+	if (strchr(t, '/') != NULL) {
+		if (t[0] == '/') {
+			canon = path_canon(t);
+			sys = path_system_name(canon);
+		}
+		if (sys != NULL)
+			name = xstrdup(sys);
+		else {
+			name = policy_shell_quote(canon != NULL ? canon : t);
+			alt = base_name(canon != NULL ? canon : t);
+		}
+	} else
+		name = policy_shell_quote(t);
+	t = sys != NULL ? sys : (canon != NULL ? canon : t);
+
+	if (strcmp(t, "git") == 0) {
+		gpc = *pc;
+		gitwords = git_filter(pc, &gpc.nwords, &gprob, &aname, &aval);
+		gpc.words = gitwords;
+		pc = &gpc;
+	}
+	cmd_item(c, pc, name, alt, 1);
+	free(name);
+	si = c->nitems - 1;
+	if (gprob != NULL)
+		item_problem(ITEM(c, si), "%s", gprob);
+
+	/* What cannot be judged statically. */
+	if (strcmp(t, "eval") == 0)
+		item_problem(ITEM(c, si), "eval runs a string that cannot be "
+		    "judged");
+	else if (strcmp(t, "source") == 0 || strcmp(t, ".") == 0)
+		item_problem(ITEM(c, si), "%s runs a file that cannot be judged",
+		    t);
+	else if (strcmp(t, "trap") == 0 && pc->nwords > 2)
+		item_problem(ITEM(c, si), "trap runs a string later, which "
+		    "cannot be judged");
+	else if (strcmp(t, "alias") == 0 && pc->nwords > 1)
+		item_problem(ITEM(c, si), "alias changes what later words mean");
+	else if (strcmp(t, "enable") == 0 && pc->nwords > 1)
+		item_problem(ITEM(c, si), "enable changes what later command "
+		    "names mean");
+	if (ITEM(c, si)->problem != NULL)
+		goto done;
+	check_varnames(ITEM(c, si), pc, t);
+
+	if (strcmp(t, "cd") == 0 || strcmp(t, "pushd") == 0 ||
+	    strcmp(t, "popd") == 0)
+		note_cd(c, pc);
+	note_writes(c, pc, t);
+	for (k = 0; k < nitems(wrappers); k++) {
+		if (strcmp(t, wrappers[k].name) != 0)
+			continue;
+		if (strcmp(t, "command") == 0 && pc->nwords > 1 &&
+		    (strcmp(pc->words[1].text, "-v") == 0 ||
+		    strcmp(pc->words[1].text, "-V") == 0))
+			break;
+		norm_wrapper(c, pc, &wrappers[k], si);
+		goto done;
+	}
+	if (is_shell(t))
+		norm_shell(c, pc, si);
+	else if (strcmp(t, "find") == 0)
+		norm_find(c, pc, si);
+	else if (aname != NULL) {
+		for (i = 1; i < pc->nwords; i++) {
+			if (pc->words[i].text[0] != '-')
+				break;
+		}
+		if (i < pc->nwords && strcmp(pc->words[i].text, aname) == 0) {
+			if (aval[0] != '!')
+				item_problem(ITEM(c, si), "git alias '%s' stands "
+				    "for 'git %s': judge that instead", aname, aval);
+			else if (c->depth >= NORM_MAX_DEPTH)
+				item_problem(ITEM(c, si), "aliases nested too deep");
+			else {
+				/* A shell alias: git runs it with sh -c. */
+				ITEM(c, si)->transparent = 1;
+				c->depth++;
+				if (policy_norm_line(c, aval + 1,
+				    strlen(aval + 1)) != 0)
+					ITEM(c, si)->transparent = 0;
+				c->depth--;
+			}
+		}
+	}
+done:
+	free(gitwords);
+	free(gprob);
+	free(aname);
+	free(aval);
+	free(canon);
+	free(sys);
+	return 0;
+}
+
+/* One parsed command (any kind). */
+static void
+norm_redirs(struct pctx *c, const struct policy_cmd *pcmd)
+{
+	size_t	 i;
+
+	for (i = 0; i < pcmd->nredirs; i++) {
+		const struct policy_redir *r = &pcmd->redirs[i];
+
+		switch (r->op) {
+		case PR_OUT:
+		case PR_APPEND:
+		case PR_CLOBBER:
+		case PR_RW:
+		case PR_ALL:
+		case PR_ALL_APPEND:
+			write_target(c, &r->target, "redirection");
+			break;
+		case PR_DUP_OUT:
+			if (r->target.flags & PW_EXPANDS)
+				write_target(c, &r->target, "redirection");
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+static void norm_parsed_kind(struct pctx *, const struct policy_cmd *);
+
+/* One parsed command: what it runs, then the files it redirects to. */
+static void
+norm_parsed(struct pctx *c, const struct policy_cmd *pcmd)
+{
+	norm_parsed_kind(c, pcmd);
+	norm_redirs(c, pcmd);
+}
+
+static void
+norm_parsed_kind(struct pctx *c, const struct policy_cmd *pcmd)
+{
+	struct pitem	*it;
+	struct pcmd	 pc;
+	const char	*t;
+	size_t		 i;
+	int		 w;
+
+	switch (pcmd->kind) {
+	case PC_FUNCDEF:
+		it = item_new(c);
+		item_form(it, xprintf("%s()", pcmd->nwords > 0 ?
+		    pcmd->words[0].text : "?"));
+		item_problem(it, "a function definition changes what later "
+		    "command names mean");
+		return;
+	case PC_ARITH:
+		it = item_new(c);
+		t = pcmd->nwords > 0 ? pcmd->words[0].text : "";
+		item_form(it, xstrdup(t));
+		for (; *t != '\0'; t++) {
+			if (isalpha((unsigned char)*t) || *t == '$' || *t == '`' ||
+			    *t == '_')
+				break;
+		}
+		if (*t != '\0')
+			item_problem(it, "arithmetic on variables may run commands");
+		else
+			it->transparent = 1;
+		return;
+	case PC_FOR:
+		for (i = 1; i < pcmd->nwords; i++) {
+			if (pcmd->words[i].flags & PW_UNSAFE) {
+				it = item_new(c);
+				item_form(it, xprintf("for %s in ...",
+				    pcmd->words[0].text));
+				item_problem(it, "'%s' may run commands when "
+				    "expanded", pcmd->words[i].text);
+				return;
+			}
+		}
+		return;
+	case PC_TEST:
+	case PC_SIMPLE:
+		break;
+	}
+	if (pcmd->nwords == 0) {
+		if (pcmd->nassigns == 0)
+			return;
+		/* NAME=value alone: lower-case names are shell variables. */
+		w = 1;
+		for (i = 0; i < pcmd->nassigns; i++) {
+			t = pcmd->assigns[i].text;
+			while (*t != '=' && *t != '[' && *t != '+' && *t != '\0') {
+				if (!islower((unsigned char)*t) && *t != '_' &&
+				    !isdigit((unsigned char)*t))
+					w = 0;
+				t++;
+			}
+		}
+		memset(&pc, 0, sizeof pc);
+		it = item_new(c);
+		{
+			struct buf	 b = BUF_INIT;
+			char		*r;
+
+			for (i = 0; i < pcmd->nassigns; i++) {
+				r = word_render(&pcmd->assigns[i]);
+				if (i > 0)
+					buf_addc(&b, ' ');
+				buf_adds(&b, r);
+				free(r);
+				if (pcmd->assigns[i].flags & PW_UNSAFE)
+					item_problem(it, "the assignment '%s' "
+					    "evaluates an array subscript, which "
+					    "may run commands",
+					    pcmd->assigns[i].text);
+			}
+			item_form(it, buf_detach(&b, NULL));
+		}
+		it->transparent = w;
+		return;
+	}
+	memset(&pc, 0, sizeof pc);
+	pc.assigns = pcmd->assigns;
+	pc.nassigns = pcmd->nassigns;
+	pc.words = pcmd->words;
+	pc.nwords = pcmd->nwords;
+	norm_cmd(c, &pc);
+}
+
+static int
+policy_norm_line(struct pctx *c, const char *line, size_t len)
+{
+	struct policy_parse	*pp;
+	struct pitem		*it;
+	size_t			 i;
+
+	pp = policy_shell_parse(line, len);
+	if (pp->error != NULL) {
+		it = item_new(c);
+		if (len > 200)
+			item_form(it, xprintf("%.200s...", line));
+		else
+			item_form(it, xstrndup(line, len));
+		item_problem(it, "cannot parse: %s", pp->error);
+		policy_shell_free(pp);
+		return -1;
+	}
+	for (i = 0; i < pp->ncmds; i++)
+		norm_parsed(c, &pp->cmds[i]);
+	policy_shell_free(pp);
+	return 0;
+}
+
+static void
+pctx_release(struct pctx *c)
+{
+	size_t	 i;
+
+	for (i = 0; i < c->nitems; i++)
+		item_release(&c->items[i]);
+	free(c->items);
+	for (i = 0; i < c->ncwds; i++)
+		free(c->cwds[i]);
+}
+
+/* ------------------------------------------------------------------ */
+/* judging */
+
+static int
+rule_matches(struct policy *p, const struct policy_rule *r, const char *s)
+{
+	int	 rc;
+
+	rc = pcre2_match(r->re, (PCRE2_SPTR)s, strlen(s), 0, 0, p->md, p->mctx);
+	if (rc >= 0)
+		return 1;
+	if (rc == PCRE2_ERROR_NOMATCH)
+		return 0;
+	/* A rule that errs (match limit) counts when it tightens. */
+	return r->action != PA_ALLOW && r->action != PA_WRITE_ALLOW;
+}
+
+static int
+action_rank(enum policy_action a)
+{
+	switch (a) {
+	case PA_ALLOW:
+	case PA_WRITE_ALLOW:
+		return 1;
+	case PA_ASK:
+	case PA_WRITE_ASK:
+		return 2;
+	case PA_DENY:
+	case PA_WRITE_DENY:
+		return 3;
+	default:
+		return 0;
+	}
+}
+
+struct judged {
+	const struct policy_rule	*rule;
+	const struct policy_group	*group;
+};
+
+static void
+judge_rules(struct policy *p, const struct pitem *it, struct judged *j)
+{
+	const struct policy_group	*g;
+	const struct policy_rule	*r;
+	size_t				 gi, ri, fi;
+	int				 is_write;
+
+	j->rule = NULL;
+	j->group = NULL;
+	for (gi = 0; gi < p->ngroups; gi++) {
+		g = &p->groups[gi];
+		for (fi = 0; fi < it->nforms; fi++) {
+			for (ri = 0; ri < g->nrules; ri++) {
+				r = &g->rules[ri];
+				is_write = r->action >= PA_WRITE_ALLOW;
+				if (is_write != it->write)
+					continue;
+				if (!rule_matches(p, r, it->forms[fi]))
+					continue;
+				/* Other forms only tighten. */
+				if (fi > 0 && action_rank(r->action) == 1)
+					break;
+				if (j->rule == NULL ||
+				    action_rank(r->action) > action_rank(j->rule->action)) {
+					j->rule = r;
+					j->group = g;
+				}
+				break;
+			}
+		}
+	}
+}
+
+static void
+judge_item(struct policy *p, enum policy_mode mode, struct pitem *it,
+    struct policy_part *part)
+{
+	struct judged	 j;
+	int		 rank;
+	const char	*what = it->write ? "write" : "command";
+
+	judge_rules(p, it, &j);
+	memset(part, 0, sizeof *part);
+	part->write = it->write;
+	part->command = it->write ? xprintf("write %s", it->forms[0]) :
+	    xstrdup(it->forms[0]);
+	rank = j.rule != NULL ? action_rank(j.rule->action) : 0;
+	if (rank == 3) {
+		part->verdict = POLICY_DENY;
+		part->reason = xstrdup("denied by a rule");
+		goto rule;
+	}
+	if (it->problem != NULL) {
+		if (mode == POLICY_STRICT) {
+			part->verdict = POLICY_DENY;
+			part->reason = xprintf("%s; strict mode refuses what "
+			    "cannot be judged", it->problem);
+		} else {
+			part->verdict = POLICY_ASK;
+			part->reason = xstrdup(it->problem);
+		}
+		return;
+	}
+	if (rank == 2) {
+		if (mode == POLICY_STRICT) {
+			part->verdict = POLICY_DENY;
+			part->reason = xstrdup("a rule asks; strict mode refuses "
+			    "instead");
+		} else if (mode == POLICY_TRUST) {
+			part->verdict = POLICY_ALLOW;
+			part->reason = xstrdup("a rule asks; trust mode runs it");
+		} else {
+			part->verdict = POLICY_ASK;
+			part->reason = xstrdup("a rule asks");
+		}
+		goto rule;
+	}
+	if (rank == 1) {
+		if (mode == POLICY_MANUAL) {
+			part->verdict = POLICY_ASK;
+			part->reason = xprintf("manual mode asks for every %s",
+			    what);
+			return;
+		}
+		part->verdict = POLICY_ALLOW;
+		part->reason = xstrdup("allowed by a rule");
+		goto rule;
+	}
+	if (it->transparent) {
+		part->verdict = POLICY_ALLOW;
+		part->reason = xstrdup(it->write ? "nothing is written" :
+		    "judged by what it runs");
+		return;
+	}
+	switch (mode) {
+	case POLICY_MANUAL:
+		part->verdict = POLICY_ASK;
+		part->reason = xprintf("manual mode asks for every %s", what);
+		break;
+	case POLICY_AUTO:
+		part->verdict = POLICY_ASK;
+		part->reason = xprintf("no rule settles this %s", what);
+		break;
+	case POLICY_STRICT:
+		part->verdict = POLICY_DENY;
+		part->reason = xprintf("no rule allows this %s (strict mode)",
+		    what);
+		break;
+	case POLICY_TRUST:
+		part->verdict = POLICY_ALLOW;
+		part->reason = xprintf("no rule denies this %s (trust mode)",
+		    what);
+		break;
+	}
+	return;
+rule:
+	part->rule = xstrdup(j.rule->pattern);
+	part->source = xstrdup(j.group->source);
+	part->line = j.rule->line;
+	part->action = xstrdup(policy_action_names[j.rule->action]);
+}
+
+static struct policy_result *
+policy_judge(struct policy *p, enum policy_mode mode, struct pctx *c)
+{
+	struct policy_result	*res;
+	size_t			 i, best = 0;
+
+	res = xcalloc(1, sizeof *res);
+	res->verdict = POLICY_ALLOW;
+	if (c->nitems == 0) {
+		res->reason = xstrdup("nothing to run");
+		return res;
+	}
+	res->parts = xcalloc(c->nitems, sizeof *res->parts);
+	res->nparts = c->nitems;
+	for (i = 0; i < c->nitems; i++) {
+		judge_item(p, mode, &c->items[i], &res->parts[i]);
+		if (res->parts[i].verdict > res->verdict ||
+		    (i == 0 && res->parts[i].verdict == res->verdict)) {
+			res->verdict = res->parts[i].verdict;
+			best = i;
+		}
+	}
+	if (res->parts[best].rule != NULL)
+		res->reason = xprintf("%s: %s '%s' (%s:%u)",
+		    res->parts[best].command, res->parts[best].reason,
+		    res->parts[best].rule, res->parts[best].source,
+		    res->parts[best].line);
+	else
+		res->reason = xprintf("%s: %s", res->parts[best].command,
+		    res->parts[best].reason);
+	return res;
+}
+
+struct policy_result *
+policy_check_command(struct policy *p, enum policy_mode mode,
+    const char *cmdline)
+{
+	struct policy_result	*res;
+	struct pctx		 c;
+
+	memset(&c, 0, sizeof c);
+	c.p = p;
+	policy_norm_line(&c, cmdline, strlen(cmdline));
+	res = policy_judge(p, mode, &c);
+	pctx_release(&c);
+	return res;
+}
+
+struct policy_result *
+policy_check_write(struct policy *p, enum policy_mode mode, const char *path)
+{
+	struct policy_result	*res;
+	struct policy_word	 w;
+	struct pctx		 c;
+
+	memset(&c, 0, sizeof c);
+	c.p = p;
+	w.text = (char *)path;
+	w.flags = path[0] == '~' ? PW_TILDE : 0;
+	if (*path == '\0') {
+		struct pitem *it = item_new(&c);
+
+		it->write = 1;
+		item_form(it, xstrdup("''"));
+		item_problem(it, "empty path");
+	} else
+		write_target(&c, &w, "path");
+	if (c.nitems == 0) {
+		/* /dev/null and the like: nothing is written. */
+		struct pitem *it = item_new(&c);
+
+		it->write = 1;
+		item_form(it, xstrdup(path));
+		it->transparent = 1;
+	}
+	res = policy_judge(p, mode, &c);
+	pctx_release(&c);
+	return res;
+}
+
+void
+policy_result_free(struct policy_result *res)
+{
+	size_t	 i;
+
+	if (res == NULL)
+		return;
+	for (i = 0; i < res->nparts; i++) {
+		free(res->parts[i].command);
+		free(res->parts[i].rule);
+		free(res->parts[i].source);
+		free(res->parts[i].reason);
+		free(res->parts[i].action);
+	}
+	free(res->parts);
+	free(res->reason);
+	free(res);
+}
+
+static void
+json_add_str_or_null(cJSON *o, const char *k, const char *v)
+{
+	if (v != NULL)
+		cJSON_AddStringToObject(o, k, v);
+	else
+		cJSON_AddNullToObject(o, k);
+}
+
+cJSON *
+policy_result_json(const struct policy_result *res)
+{
+	cJSON				*o, *parts, *po;
+	const struct policy_part	*pt;
+	size_t				 i;
+
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "verdict", policy_verdict_name(res->verdict));
+	json_add_str_or_null(o, "reason", res->reason);
+	parts = cJSON_AddArrayToObject(o, "parts");
+	for (i = 0; i < res->nparts; i++) {
+		pt = &res->parts[i];
+		po = cJSON_CreateObject();
+		cJSON_AddStringToObject(po, "command", pt->command);
+		cJSON_AddStringToObject(po, "verdict",
+		    policy_verdict_name(pt->verdict));
+		json_add_str_or_null(po, "rule", pt->rule);
+		json_add_str_or_null(po, "source", pt->source);
+		if (pt->line != 0)
+			cJSON_AddNumberToObject(po, "line", pt->line);
+		json_add_str_or_null(po, "action", pt->action);
+		cJSON_AddStringToObject(po, "reason", pt->reason);
+		cJSON_AddBoolToObject(po, "write", pt->write);
+		cJSON_AddItemToArray(parts, po);
+	}
+	return o;
+}
+
+/* ------------------------------------------------------------------ */
+/* suggesting a rule */
+
+static void
+regex_escape(struct buf *b, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		if (isalnum((unsigned char)*s) || *s == ' ' ||
+		    strchr("_-/:=,@%~", *s) != NULL)
+			buf_addc(b, *s);
+		else {
+			buf_addc(b, '\\');
+			buf_addc(b, *s);
+		}
+	}
+}
+
+static int
+all_in(const char *s, const char *extra)
+{
+	if (*s == '\0')
+		return 0;
+	for (; *s != '\0'; s++) {
+		if (!isalnum((unsigned char)*s) && strchr(extra, *s) == NULL)
+			return 0;
+	}
+	return 1;
+}
+
+static char *
+suggest_wider(const struct pitem *it)
+{
+	struct buf	 b = BUF_INIT;
+	size_t		 i = 1;
+
+	buf_addc(&b, '^');
+	regex_escape(&b, it->words[0]);
+	if (it->nwords > 1 && all_in(it->words[1], "-") &&
+	    islower((unsigned char)it->words[1][0])) {
+		buf_addc(&b, ' ');
+		regex_escape(&b, it->words[1]);
+		i = 2;
+	}
+	if (i == it->nwords) {
+		buf_adds(&b, "(\\s|$)");
+		return buf_detach(&b, NULL);
+	}
+	for (; i < it->nwords; i++) {
+		if (all_in(it->words[i], "_:-"))
+			buf_adds(&b, " [\\w:-]+");
+		else if (all_in(it->words[i], "_./:=@,+-") &&
+		    it->words[i][0] != '-')
+			buf_adds(&b, " [\\w./:=@,+-]+");
+		else if (all_in(it->words[i], "_./:=@,+-"))
+			buf_adds(&b, " -[\\w./:=@,+-]+");
+		else {
+			buf_release(&b);
+			return NULL;
+		}
+	}
+	buf_addc(&b, '$');
+	return buf_detach(&b, NULL);
+}
+
+static int
+suggest_check(const char *pattern, struct pitem **need, size_t n)
+{
+	struct policy_rule	 r;
+	pcre2_match_data	*md;
+	char			*msg = NULL;
+	size_t			 i;
+	int			 ok = 1;
+
+	memset(&r, 0, sizeof r);
+	if (policy_compile(&r, pattern, &msg) != 0) {
+		free(msg);
+		return 0;
+	}
+	md = pcre2_match_data_create_from_pattern(r.re, NULL);
+	for (i = 0; i < n && ok; i++) {
+		if (pcre2_match(r.re, (PCRE2_SPTR)need[i]->forms[0],
+		    strlen(need[i]->forms[0]), 0, 0, md, NULL) < 0)
+			ok = 0;
+	}
+	pcre2_match_data_free(md);
+	pcre2_code_free(r.re);
+	free(r.pattern);
+	return ok;
+}
+
+char *
+policy_suggest_rule(struct policy *p, const char *cmdline, char **wider)
+{
+	struct pctx		 c;
+	struct pitem		*it, **need = NULL;
+	struct policy_part	 part;
+	struct buf		 nb = BUF_INIT, wb = BUF_INIT;
+	char			*w, *out = NULL;
+	size_t			 i, n = 0;
+	int			 wide_ok = 1, fail = 0;
+
+	if (wider != NULL)
+		*wider = NULL;
+	memset(&c, 0, sizeof c);
+	c.p = p;
+	policy_norm_line(&c, cmdline, strlen(cmdline));
+	need = xcalloc(c.nitems + 1, sizeof *need);
+	for (i = 0; i < c.nitems && !fail; i++) {
+		it = &c.items[i];
+		judge_item(p, POLICY_AUTO, it, &part);
+		/* Denied, asked by a rule, or not judgeable: no rule helps. */
+		if (part.verdict != POLICY_ALLOW) {
+			if (it->write || it->problem != NULL || part.rule != NULL)
+				fail = 1;
+			else if (has_nonascii_or_ctrl(it->forms[0]))
+				fail = 1;
+			else
+				need[n++] = it;
+		}
+		free(part.command);
+		free(part.rule);
+		free(part.source);
+		free(part.reason);
+		free(part.action);
+	}
+	if (fail || n == 0)
+		goto out;
+	if (n > 1) {
+		buf_adds(&nb, "^(?:");
+		buf_adds(&wb, "^(?:");
+	} else
+		buf_addc(&nb, '^');
+	for (i = 0; i < n; i++) {
+		if (i > 0) {
+			buf_addc(&nb, '|');
+			buf_addc(&wb, '|');
+		}
+		regex_escape(&nb, need[i]->forms[0]);
+		w = suggest_wider(need[i]);
+		if (w == NULL)
+			wide_ok = 0;
+		else {
+			if (n > 1)
+				buf_adds(&wb, w + 1);
+			else
+				buf_adds(&wb, w);
+			free(w);
+		}
+	}
+	buf_adds(&nb, n > 1 ? ")$" : "$");
+	if (n > 1)
+		buf_addc(&wb, ')');
+	out = buf_detach(&nb, NULL);
+	if (!suggest_check(out, need, n)) {
+		free(out);
+		out = NULL;
+		goto out;
+	}
+	if (wider != NULL && wide_ok && wb.len > 0 &&
+	    strcmp(buf_str(&wb), out) != 0 && suggest_check(buf_str(&wb), need,
+	    n))
+		*wider = buf_detach(&wb, NULL);
+out:
+	buf_release(&nb);
+	buf_release(&wb);
+	free(need);
+	pctx_release(&c);
+	return out;
+}
+
+int
+policy_append_rule(const char *path, const char *action, const char *pattern,
+    char **cause)
+{
+	struct policy	*p;
+	char		*line;
+	int		 fd, r;
+
+	p = policy_new_empty();
+	r = policy_add_rule(p, action, pattern, "check", cause);
+	policy_free(p);
+	if (r != 0)
+		return -1;
+	if (strchr(pattern, '\n') != NULL) {
+		*cause = xstrdup("a pattern cannot hold a newline");
+		return -1;
+	}
+	fd = open(path, O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, 0600);
+	if (fd == -1) {
+		*cause = xprintf("policy '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	line = xprintf("%s %s\n", action, pattern);
+	r = file_append_sync(fd, line, strlen(line));
+	if (r != 0)
+		*cause = xprintf("policy '%s': %s", path, strerror(errno));
+	free(line);
+	close(fd);
+	return r != 0 ? -1 : 0;
+}
