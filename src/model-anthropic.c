@@ -315,3 +315,44 @@ out:
 	cJSON_Delete(obj);
 	return rc;
 }
+
+int
+model_anthropic_whole(struct model_stream *ms, const cJSON *obj)
+{
+	const cJSON		*b, *input;
+	struct model_slot	*s;
+	const char		*type = json_str(obj, "type"), *str;
+	int			 i = 0;
+
+	if (type != NULL && strcmp(type, "error") == 0) {
+		model_anthropic_error(ms, obj);
+		return -1;
+	}
+	if (type == NULL || strcmp(type, "message") != 0)
+		return 0;
+	cJSON_ArrayForEach(b, cJSON_GetObjectItemCaseSensitive(obj,
+	    "content")) {
+		str = json_str(b, "type");
+		if (str != NULL && strcmp(str, "text") == 0 &&
+		    json_str(b, "text") != NULL)
+			buf_adds(&ms->text, json_str(b, "text"));
+		else if (str != NULL && strcmp(str, "tool_use") == 0) {
+			if ((s = model_stream_slot(ms, i, 1)) == NULL)
+				break;
+			s->tool = 1;
+			s->id = xstrdup(json_str(b, "id") != NULL ?
+			    json_str(b, "id") : "");
+			s->name = xstrdup(json_str(b, "name") != NULL ?
+			    json_str(b, "name") : "");
+			input = cJSON_GetObjectItemCaseSensitive(b, "input");
+			if (cJSON_IsObject(input))
+				s->input = json_print(input);
+		}
+		i++;
+	}
+	if ((str = json_str(obj, "stop_reason")) != NULL)
+		ms->stop_reason = xstrdup(str);
+	model_anthropic_usage(ms, cJSON_GetObjectItemCaseSensitive(obj,
+	    "usage"));
+	return 1;
+}

@@ -36,6 +36,7 @@ struct model_stream {
 	void		*arg;
 
 	struct buf	 text;
+	struct buf	 head;		/* the first bytes, while no event came */
 	struct model_slot *slots;
 	size_t		 nslots;
 	long long	 in, out;
@@ -67,6 +68,14 @@ struct model_slot *model_stream_slot(struct model_stream *, int index,
 	    int create);
 void	 model_stream_text(struct model_stream *, const char *, size_t);
 const char *model_kind_name(enum model_kind);
+
+/*
+ * A whole (not streamed) reply, for servers that ignore "stream": true:
+ * 1 if obj was one and the stream now holds it, -1 if it was an error
+ * object (the stream holds the error), 0 if it is neither.
+ */
+int	 model_openai_whole(struct model_stream *, const cJSON *);
+int	 model_anthropic_whole(struct model_stream *, const cJSON *);
 
 /* model-openai.c */
 cJSON	*model_openai_body(const char *model, const cJSON *messages,

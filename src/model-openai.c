@@ -235,3 +235,48 @@ out:
 	cJSON_Delete(obj);
 	return rc;
 }
+
+int
+model_openai_whole(struct model_stream *ms, const cJSON *obj)
+{
+	const cJSON		*e, *choices, *choice, *msg, *tc, *fn, *args;
+	const cJSON		*usage;
+	struct model_slot	*s;
+	const char		*str;
+	int			 i = 0;
+
+	if ((e = cJSON_GetObjectItemCaseSensitive(obj, "error")) != NULL &&
+	    !cJSON_IsNull(e)) {
+		model_openai_error(ms, e);
+		return -1;
+	}
+	choices = cJSON_GetObjectItemCaseSensitive(obj, "choices");
+	choice = cJSON_GetArrayItem(choices, 0);
+	msg = cJSON_GetObjectItemCaseSensitive(choice, "message");
+	if (!cJSON_IsObject(msg))
+		return 0;
+	if ((str = json_str(msg, "content")) != NULL)
+		buf_adds(&ms->text, str);
+	cJSON_ArrayForEach(tc, cJSON_GetObjectItemCaseSensitive(msg,
+	    "tool_calls")) {
+		if ((s = model_stream_slot(ms, i++, 1)) == NULL)
+			break;
+		s->tool = 1;
+		if ((str = json_str(tc, "id")) != NULL)
+			s->id = xstrdup(str);
+		fn = cJSON_GetObjectItemCaseSensitive(tc, "function");
+		if ((str = json_str(fn, "name")) != NULL)
+			s->name = xstrdup(str);
+		args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+		if (cJSON_IsString(args))
+			buf_adds(&s->args, args->valuestring);
+		else if (cJSON_IsObject(args))
+			s->input = json_print(args);
+	}
+	if ((str = json_str(choice, "finish_reason")) != NULL)
+		ms->stop_reason = xstrdup(str);
+	usage = cJSON_GetObjectItemCaseSensitive(obj, "usage");
+	ms->in = (long long)json_num(usage, "prompt_tokens", 0);
+	ms->out = (long long)json_num(usage, "completion_tokens", 0);
+	return 1;
+}

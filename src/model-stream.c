@@ -49,6 +49,7 @@ model_stream_new(enum model_kind kind,
 	ms->arg = arg;
 	ms->sse = sse_new(0, 0, model_stream_event, ms);
 	buf_init(&ms->text);
+	buf_init(&ms->head);
 	ms->err = MODEL_ERR_STREAM;
 	return ms;
 }
@@ -74,6 +75,7 @@ model_stream_free(struct model_stream *ms)
 		return;
 	sse_free(ms->sse);
 	buf_release(&ms->text);
+	buf_release(&ms->head);
 	for (i = 0; i < ms->nslots; i++) {
 		free(ms->slots[i].id);
 		free(ms->slots[i].name);
@@ -141,6 +143,8 @@ model_stream_feed(struct model_stream *ms, const void *data, size_t len,
 	char	*why = NULL;
 	int	 rc;
 
+	if (ms->cause == NULL && ms->nevents == 0 && ms->head.len < SSE_MAX_LINE)
+		buf_add(&ms->head, data, len);
 	if (ms->cause == NULL) {
 		rc = sse_feed(ms->sse, data, len, &why);
 		if (rc == -1) {
@@ -226,6 +230,37 @@ model_stream_build(struct model_stream *ms)
 	return 0;
 }
 
+/*
+ * A body without any event: a server that ignored "stream": true answers
+ * with the whole reply as one JSON object, or an error object. 1 if it was
+ * one of those (the stream now holds the reply or the error).
+ */
+static int
+model_stream_whole(struct model_stream *ms)
+{
+	cJSON	*obj;
+	int	 rc;
+
+	if (ms->head.len == 0 || ms->head.len >= SSE_MAX_LINE)
+		return 0;
+	obj = cJSON_ParseWithLength(ms->head.data, ms->head.len);
+	if (!cJSON_IsObject(obj)) {
+		cJSON_Delete(obj);
+		return 0;
+	}
+	if (ms->kind == MODEL_ANTHROPIC)
+		rc = model_anthropic_whole(ms, obj);
+	else
+		rc = model_openai_whole(ms, obj);
+	cJSON_Delete(obj);
+	if (rc == 1) {
+		ms->complete = ms->finished = 1;
+		if (ms->delta != NULL && ms->text.len != 0)
+			ms->delta(ms->arg, ms->text.data, ms->text.len);
+	}
+	return rc != 0;
+}
+
 int
 model_stream_finish(struct model_stream *ms, struct model_reply **reply,
     enum model_error *err, char **cause)
@@ -237,7 +272,9 @@ model_stream_finish(struct model_stream *ms, struct model_reply **reply,
 
 	if (ms->cause == NULL && !ms->complete) {
 		partial = sse_finish(ms->sse);
-		if (ms->nevents == 0) {
+		if (ms->nevents == 0 && model_stream_whole(ms))
+			;	/* a whole JSON reply, or its error */
+		else if (ms->nevents == 0) {
 			model_stream_fail(ms, MODEL_ERR_STREAM,
 			    "%s: malformed stream: the reply ended without "
 			    "any event%s", name,

@@ -7,6 +7,8 @@
 
 turn1='{"text":"Let me look at the parser, \u00fcn\u00efcode \u2713.","tool_calls":[{"name":"read_file","arguments":{"path":"src/parser.c","offset":10}},{"name":"run_command","arguments":{"command":"make test && echo \"done\""}}],"usage":{"input_tokens":1234,"output_tokens":56}}'
 
+whole1=$(echo "$turn1" | sed 's/^{/{"whole":true,/')
+
 cat >expect <<\EOF
 text: Let me look at the parser, ünïcode ✓.
 tool_calls: [{"id":"call_1_1","name":"read_file","arguments":{"path":"src/parser.c","offset":10}},{"id":"call_1_2","name":"run_command","arguments":{"command":"make test && echo \"done\""}}]
@@ -74,6 +76,14 @@ test_expect_success PYTHON 'the key goes as a bearer token' '
 	OPENAI_API_KEY=sk-test-4b1d1e8a77 $TEST_MODEL -b "$MOCK_URL/v1" openai:gpt-test >actual;
 	stop_mock &&
 	grep "^text: ok$" actual
+'
+
+test_expect_success PYTHON 'a server that ignores stream: true is understood' '
+	write_script s.json "$whole1" &&
+	start_mock s.json &&
+	$TEST_MODEL -b "$MOCK_URL/v1" openai:gpt-test >actual;
+	stop_mock &&
+	test_cmp expect actual
 '
 
 test_expect_success 'the default endpoint needs a key' '

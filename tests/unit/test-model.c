@@ -235,6 +235,68 @@ test_broken_streams(void **state)
 }
 
 static void
+check_whole(enum model_kind kind, const char *body, const char *stop)
+{
+	struct model_stream	*ms;
+	struct model_reply	*r;
+	struct buf		 deltas = BUF_INIT;
+	enum model_error	 err;
+	char			*cause = NULL, *calls;
+
+	assert_int_equal(run(kind, body, strlen(body), 3, &deltas, &ms, &r,
+	    &err, &cause), 0);
+	assert_string_equal(r->text, want_text);
+	assert_string_equal(buf_str(&deltas), want_text);
+	calls = json_print(r->tool_calls);
+	assert_string_equal(calls, want_calls);
+	free(calls);
+	assert_int_equal(r->input_tokens, 321);
+	assert_int_equal(r->output_tokens, 45);
+	assert_string_equal(r->stop_reason, stop);
+	model_stream_free(ms);
+	buf_release(&deltas);
+}
+
+/* Servers that ignore "stream": true answer with one JSON object. */
+static void
+test_whole_replies(void **state)
+{
+	check_whole(MODEL_OPENAI, "{\"id\":\"x\",\"object\":"
+	    "\"chat.completion\",\"choices\":[{\"index\":0,\"message\":"
+	    "{\"role\":\"assistant\",\"content\":\"Caf\xc3\xa9 time.\","
+	    "\"tool_calls\":[{\"id\":\"call_a\",\"type\":\"function\","
+	    "\"function\":{\"name\":\"read_file\",\"arguments\":"
+	    "\"{\\\"path\\\":\\\"a.c\\\"}\"}},{\"id\":\"call_b\","
+	    "\"type\":\"function\",\"function\":{\"name\":\"run_command\","
+	    "\"arguments\":\"{\\\"command\\\":\\\"make\\\"}\"}}]},"
+	    "\"finish_reason\":\"tool_calls\"}],\"usage\":{\"prompt_tokens\":"
+	    "321,\"completion_tokens\":45}}\n", "tool_calls");
+	check_whole(MODEL_ANTHROPIC, "{\"id\":\"m\",\"type\":\"message\","
+	    "\"role\":\"assistant\",\"content\":[{\"type\":\"text\","
+	    "\"text\":\"Caf\xc3\xa9 time.\"},{\"type\":\"tool_use\",\"id\":"
+	    "\"call_a\",\"name\":\"read_file\",\"input\":{\"path\":"
+	    "\"a.c\"}},{\"type\":\"tool_use\",\"id\":\"call_b\",\"name\":"
+	    "\"run_command\",\"input\":{\"command\":\"make\"}}],"
+	    "\"stop_reason\":\"tool_use\",\"usage\":{\"input_tokens\":321,"
+	    "\"output_tokens\":45}}", "tool_use");
+	expect_error(MODEL_OPENAI, "{\"error\":{\"message\":\"quota\","
+	    "\"type\":\"insufficient_quota\"}}", MODEL_ERR_SERVER, "quota");
+	expect_error(MODEL_ANTHROPIC, "{\"type\":\"error\",\"error\":"
+	    "{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
+	    MODEL_ERR_SERVER, "Overloaded");
+	expect_error(MODEL_OPENAI, "{\"hello\":1}", MODEL_ERR_STREAM,
+	    "not an event stream");
+}
+
+static void
+test_price(void **state)
+{
+	config_set("price.openai:gpt-x", "2.00 8.00", NULL);
+	assert_true(model_price("openai:gpt-x", 1000000, 500000) == 6.0);
+	assert_true(model_price("openai:unknown", 1000000, 1000000) == 0);
+}
+
+static void
 test_openai_body(void **state)
 {
 	cJSON	*msgs, *tools, *body;
@@ -448,12 +510,21 @@ test_script_expect(void **state)
 int
 main(void)
 {
+	char	 home[] = "/tmp/holt-test-model-home-XXXXXX";
+	int	 rc;
+
+	/* model_price reads holt.conf: never the user's. */
+	if (mkdtemp(home) == NULL)
+		return 1;
+	setenv("HOLT_HOME", home, 1);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_openai_every_chunk_size),
 		cmocka_unit_test(test_anthropic_every_chunk_size),
 		cmocka_unit_test(test_openai_cut_anywhere),
 		cmocka_unit_test(test_anthropic_cut_anywhere),
 		cmocka_unit_test(test_broken_streams),
+		cmocka_unit_test(test_whole_replies),
+		cmocka_unit_test(test_price),
 		cmocka_unit_test(test_openai_body),
 		cmocka_unit_test(test_anthropic_body),
 		cmocka_unit_test(test_http_errors),
@@ -462,5 +533,7 @@ main(void)
 		cmocka_unit_test(test_script_expect),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	rc = cmocka_run_group_tests(tests, NULL, NULL);
+	file_rm_rf(home);
+	return rc;
 }
