@@ -9,7 +9,7 @@
 
 m=holt-attack-$$
 test_when_finished "kill_marked $m-daemon; kill_marked $m-rm; \
-	kill_marked $m-timeout; kill_marked $m-a"
+	kill_marked $m-timeout; kill_marked $m-a; kill_marked $m-svc"
 
 test_expect_success 'create two sandboxes' '
 	sandbox_new >sbx-a &&
@@ -36,15 +36,27 @@ test_expect_success 'stop leaves no process behind' '
 	grep "$a.*stopped" ls
 '
 
-test_expect_success 'start again, then rm leaves no process behind' '
+test_expect_success 'a supervised service is ended by stop, back on start' '
 	holt sandbox start "$a" &&
+	holt sandbox service "$a" create svc -- \
+		/workspace/holt-attack sleep $m-svc 600 &&
+	test_wait_for 50 "test -n \"\$(host_pids $m-svc)\"" &&
+	holt sandbox stop "$a" &&
+	test_wait_for 50 "test -z \"\$(host_pids $m-svc)\"" &&
+	holt sandbox start "$a" &&
+	test_wait_for 50 "test -n \"\$(host_pids $m-svc)\""
+'
+
+test_expect_success 'rm leaves no process behind, daemon nor service' '
 	attack "$a" daemon $m-rm 120 >out &&
 	test_wait_for 30 "test -n \"\$(host_pids $m-rm)\"" &&
 	read envd start <"$HOLT_HOME/data/sandboxes/$a/run/envd.pid" &&
 	holt sandbox rm "$a" &&
 	test_wait_for 50 "! kill -0 $envd" &&
 	test_wait_for 50 "test -z \"\$(host_pids $m-rm)\"" &&
-	test_must_fail holt sandbox exec "$a" -- true
+	test_wait_for 50 "test -z \"\$(host_pids $m-svc)\"" &&
+	test_expect_code 2 holt sandbox exec "$a" -- true 2>err &&
+	grep "no such sandbox" err
 '
 
 test_expect_success 'a timeout kills the command'"'"'s grandchildren' '

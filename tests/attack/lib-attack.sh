@@ -24,10 +24,11 @@ if ! command -v bwrap >/dev/null; then
 fi
 
 # Sandboxes are removed at the end even when they were created in a test's
-# subshell, where test_when_finished does not reach.
+# subshell, where test_when_finished does not reach; a second try, should
+# the binary be being rebuilt at that moment.
 : >"$TRASH_DIRECTORY/.sandboxes"
 test_when_finished 'for _id in $(cat "$TRASH_DIRECTORY/.sandboxes"); do
-	holt sandbox rm "$_id"; done'
+	holt sandbox rm "$_id" || { sleep 2; holt sandbox rm "$_id"; }; done'
 
 sandbox_new() {
 	_id=$(holt sandbox create "$@") || return 1
