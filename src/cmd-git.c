@@ -333,6 +333,7 @@ cmd_pr_exec(int argc, char **argv)
 	char		*cause = NULL, *summary = NULL, *dtitle = NULL;
 	char		*fbody = NULL, *msg, *commit = NULL, *branch = NULL;
 	char		*url = NULL, *owner = NULL, *repo = NULL;
+	char		*clean, *password = NULL;
 	cJSON		*ev;
 	size_t		 len;
 	int		 ch, r, draft = 0, local = 0, rc = EXIT_ERR;
@@ -453,12 +454,16 @@ cmd_pr_exec(int argc, char **argv)
 			goto fail;
 	} else
 		url = xstrdup(s.repo);
+	/* A token written into the URL is used, never shown. */
+	clean = git_url_strip(url, &password);
+	free(url);
+	url = clean;
+	token = password != NULL ? password : git_token();
 	if (github_parse_url(url, &owner, &repo) != 0) {
 		cause = xprintf("repository '%s': cannot tell owner and name "
 		    "from it", url);
 		goto fail;
 	}
-	token = git_token();
 	fprintf(stderr, "holt: pushing branch '%s' to '%s'\n", branch, url);
 	if (git_push_branch(s.workspace, commit, branch, url, token,
 	    &cause) != 0)
@@ -503,6 +508,10 @@ out:
 	free(url);
 	free(owner);
 	free(repo);
+	if (password != NULL) {
+		explicit_bzero(password, strlen(password));
+		free(password);
+	}
 	return rc;
 }
 

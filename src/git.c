@@ -588,8 +588,8 @@ git_net_cause(const char *what, const char *url, struct git_cred *gc)
 }
 
 /* Split user:password@ off an URL; the password becomes the token. */
-static char *
-url_strip_userinfo(const char *url, char **password)
+char *
+git_url_strip(const char *url, char **password)
 {
 	const char	*p, *end, *at, *colon;
 	char		*out;
@@ -754,7 +754,7 @@ git_import(const char *src, const char *ws, const struct git_import_opts *opts,
 		    git_repository_path(user) : git_repository_workdir(user));
 		co.local = GIT_CLONE_LOCAL_NO_LINKS;	/* never share inodes */
 	} else {
-		url = url_strip_userinfo(src, &password);
+		url = git_url_strip(src, &password);
 		gc.token = password != NULL ? password : git_token();
 		gc.host = url_host(url);
 	}
@@ -1757,6 +1757,7 @@ git_push_branch(const char *ws, const char *commit, const char *branch,
 	struct git_cred			 gc;
 	git_strarray			 specs;
 	char				*refname, *spec;
+	char				*clean = NULL, *password = NULL;
 	const git_oid			*old;
 	int				 rc = -1, err;
 
@@ -1788,6 +1789,11 @@ git_push_branch(const char *ws, const char *commit, const char *branch,
 		goto out;
 	}
 
+	/* user:password@ in the URL: the password is a token, kept out. */
+	clean = git_url_strip(url, &password);
+	url = clean;
+	if (token == NULL)
+		token = password;
 	ro.repository = repo;
 	ro.name = NULL;		/* in memory only, nothing from the config */
 	ro.flags = GIT_REMOTE_CREATE_SKIP_INSTEADOF|
@@ -1835,6 +1841,11 @@ out_free:
 	free(gc.rejected);
 	free(refname);
 	free(spec);
+	free(clean);
+	if (password != NULL) {
+		explicit_bzero(password, strlen(password));
+		free(password);
+	}
 	return rc;
 }
 

@@ -119,6 +119,12 @@ int	 git_push_local(const char *workspace, const char *commit,
 /* The git token: HOLT_GIT_TOKEN, GITHUB_TOKEN, config git_token; or NULL. */
 const char *git_token(void);
 
+/*
+ * An URL without its user:password@ (the password, if any, in *password,
+ * caller frees; it is a token, never to be shown or stored).
+ */
+char	*git_url_strip(const char *url, char **password);
+
 /* A local repository's remote.origin.url (its own config). Caller frees. */
 char	*git_origin_url(const char *path, char **cause);
 

@@ -189,6 +189,29 @@ test_expect_success STUB 'the API down: the push is kept, the message says so' '
 	git -C srv/octo/hello.git rev-parse -q --verify refs/heads/holt/s8
 '
 
+test_expect_success STUB 'a session from a local checkout: the PR goes to its origin' '
+	git clone -q "http://x-access-token:$TOKEN@127.0.0.1:$PORT/git/octo/hello.git" local &&
+	git -C local remote set-url origin "$(url hello)" &&
+	git_session s9 "$TRASH_DIRECTORY/local" main &&
+	echo local >>"$(git_ws s9)/a.txt" &&
+	HOLT_GIT_TOKEN=$TOKEN holt pr -t s9 --title "from local" >out 2>err &&
+	grep pull/1347 out &&
+	grep "pushing branch .holt/s9. to .$(url hello)." err &&
+	git -C srv/octo/hello.git log -1 --format=%s holt/s9 >subject &&
+	echo "from local" >expect && test_cmp expect subject
+'
+
+test_expect_success STUB 'a token written into the origin URL is used and never shown' '
+	git -C local remote set-url origin "http://x-access-token:$TOKEN@127.0.0.1:$PORT/git/octo/hello.git" &&
+	git_session s10 "$TRASH_DIRECTORY/local" main &&
+	echo local2 >>"$(git_ws s10)/a.txt" &&
+	HOLT_GITHUB_API=$API holt pr -t s10 --title "token in url" >out 2>err &&
+	grep pull/1347 out &&
+	! grep -F "$TOKEN" out err &&
+	grep "pushing branch .holt/s10. to .$(url hello)." err &&
+	git -C local remote set-url origin "$(url hello)"
+'
+
 test_expect_success STUB 'the token is nowhere but in the Authorization header' '
 	! grep -r -a -l -F "$TOKEN" "$HOLT_HOME" api.log api2.log &&
 	b64=$(printf "x-access-token:%s" "$TOKEN" | base64) &&
