@@ -121,10 +121,10 @@ test_expect_success TMUX 'the input line sends a message; Esc interrupts' '
 	tui_keys a "hello agent" &&
 	tui_wait a "> hello agent" &&
 	tui_keys a C-j "second line" Enter &&
-	test_wait_for 30 "sent_has \"m[\\\"type\\\"] == \\\"send\\\" and m[\\\"text\\\"] == \\\"hello agent\\\\nsecond line\\\"\"" &&
+	sent_wait "type=send" "text=hello agent${LF}second line" &&
 	tui_wait a "> hello agent" &&
 	tui_keys a Escape &&
-	test_wait_for 30 "sent_has \"m[\\\"type\\\"] == \\\"interrupt\\\"\""
+	sent_wait "type=interrupt"
 '
 
 test_expect_success TMUX 'a second screen on the session sees the same events' '
@@ -139,7 +139,7 @@ test_expect_success TMUX 'detach leaves; reattach shows the same state' '
 	tui_keys a C-b d &&
 	tui_wait a "detached (from session s)" &&
 	tui_wait a "exit=0" &&
-	test_wait_for 30 "sent_has \"m[\\\"type\\\"] == \\\"detach\\\"\"" &&
+	sent_wait "type=detach" &&
 	tui_start c -t s &&
 	tui_wait c "both of you see this" &&
 	tui_wait c "✗ run_tests .*exit 1" &&

@@ -14,6 +14,8 @@ FAKE_CTL=$TRASH_DIRECTORY/ctl.sock
 FAKE_LOG=$TRASH_DIRECTORY/sent.jsonl
 TUI_CMD=${HOLT_TUI_CMD:-"$HOLT_BUILD_DIR/tests/tui-attach -L $HOLT_SOCKET"}
 export TERM=xterm-256color
+LF='
+'
 
 fake_start() {
 	mkdir -p "$HOLT_HOME/run" && chmod 700 "$HOLT_HOME/run" &&
@@ -49,12 +51,12 @@ tui_screen() {
 }
 
 tui_wait() {
-	test_wait_for "${3:-50}" "$TUI_TMUX capture-pane -p -t '$1' | grep -q -e '$2'" || {
+	test_wait_for "${3:-50}" "$TUI_TMUX capture-pane -p -t '$1' | grep -a -q -e '$2'" || {
 		echo "--- screen of $1:"; tui_screen "$1"; return 1; }
 }
 
 tui_gone() {
-	test_wait_for "${3:-50}" "! $TUI_TMUX capture-pane -p -t '$1' | grep -q -e '$2'" || {
+	test_wait_for "${3:-50}" "! $TUI_TMUX capture-pane -p -t '$1' | grep -a -q -e '$2'" || {
 		echo "--- screen of $1:"; tui_screen "$1"; return 1; }
 }
 
@@ -69,16 +71,36 @@ tui_stop() {
 	return 0
 }
 
-# sent_has 'python-expression on m': a frame the screen sent matches.
+# sent_has KEY=VALUE... [!KEY]: the screen sent a frame with these fields
+# (and without the !KEY ones). sent_wait: the same, waiting up to 3 s.
 sent_has() {
-	python3 - "$FAKE_LOG" "$1" <<'PY'
+	python3 - "$FAKE_LOG" "$@" <<'PY'
 import json, sys
+want = sys.argv[2:]
 for line in open(sys.argv[1]):
     m = json.loads(line)
-    if eval(sys.argv[2]):
+    ok = True
+    for w in want:
+        if w.startswith("!"):
+            ok = ok and w[1:] not in m
+        else:
+            k, v = w.split("=", 1)
+            ok = ok and k in m and str(m[k]) == v
+    if ok:
         sys.exit(0)
 sys.exit(1)
 PY
+}
+
+sent_wait() {
+	n=30
+	while [ $n -gt 0 ]; do
+		sent_has "$@" && return 0
+		sleep 0.1
+		n=$((n - 1))
+	done
+	echo "the screen did not send: $*"
+	return 1
 }
 
 test_when_finished 'tui_stop; fake_stop'

@@ -56,7 +56,7 @@ struct tui {
 	struct overlay	 overlay;
 	int		 overlay_on;
 	int		 overlay_dirty;
-	int		 modal_shown;
+	int		 modal_dirty;
 
 	int		 prompt_on;
 	char		*prompt_label;
@@ -325,10 +325,20 @@ tui_redraw_all(struct tui *t)
 /* -------------------------------------------------------------------- */
 /* Server messages. */
 
+static int	tui_demo;
+
+/* holt demo: the diff review opens by itself when the run is done. */
+void
+tui_demo_mode(int on)
+{
+	tui_demo = on;
+}
+
 static void
 tui_dispatch_event(struct tui *t, const cJSON *ev, int live)
 {
-	int	 i;
+	const char	*type = json_str(ev, "type");
+	int		 i;
 
 	for (i = 0; i < PANE_COUNT; i++) {
 		if (t->panes[i].view->event != NULL)
@@ -336,6 +346,11 @@ tui_dispatch_event(struct tui *t, const cJSON *ev, int live)
 	}
 	approval_event(t->approval, ev);
 	t->status_dirty = 1;
+	t->modal_dirty = 1;
+	if (tui_demo && live && type != NULL &&
+	    strcmp(type, "run.finished") == 0 && json_str(ev, "reason") != NULL &&
+	    strcmp(json_str(ev, "reason"), "done") == 0)
+		diff_open(t);
 }
 
 static void
@@ -348,6 +363,7 @@ tui_set_state(struct tui *t, const cJSON *st)
 	cJSON_Delete(t->state);
 	t->state = cJSON_Duplicate(st, 1);
 	approval_state(t->approval, t->state);
+	t->modal_dirty = 1;
 	ws = json_str(t->state, "workspace");
 	base = json_str(t->state, "base_commit");
 	view_tree_set_root(&t->panes[PANE_TREE], ws, base);
@@ -762,7 +778,7 @@ tui_draw(struct tui *t)
 		if (t->prompt_on)
 			tui_draw_prompt(t);
 		if (approval_count(t->approval) > 0) {
-			if (any || !t->modal_shown || t->modal == NULL) {
+			if (any || t->modal_dirty || t->modal == NULL) {
 				mh = t->rows * 2 / 3;
 				mw = t->cols * 4 / 5;
 				tui_place(&t->modal, mh, (t->cols - mw) / 2,
@@ -773,10 +789,9 @@ tui_draw(struct tui *t)
 					    mw, mh);
 					wnoutrefresh(t->modal);
 				}
-				t->modal_shown = 1;
+				t->modal_dirty = 0;
 			}
-		} else if (t->modal_shown) {
-			t->modal_shown = 0;
+		} else if (t->modal != NULL) {
 			tui_place(&t->modal, 0, 0, 0, 0);
 			t->layout_dirty = 1;
 		}
@@ -1179,7 +1194,7 @@ tui_key(struct tui *t, int key)
 		return;
 	}
 	if (approval_count(t->approval) > 0 && approval_key(t->approval, key)) {
-		t->modal_shown = 0;
+		t->modal_dirty = 1;
 		t->status_dirty = 1;
 		return;
 	}

@@ -26,6 +26,8 @@
  */
 int	 tui_main(const char *session, int readonly, const char *theme,
 	     char **cause);
+/* holt demo: open the diff review when the run finishes. */
+void	 tui_demo_mode(int);
 
 /*
  * theme.c: semantic colour roles. One X-macro table names every role, its

@@ -328,14 +328,14 @@ approval_draw(struct approval *a, WINDOW *win, int w, int h)
 			x += text_draw_role(win, y, x, s ? s : "", s ?
 			    strlen(s) : 0, (w - 14) / 2, ROLE_MODAL);
 			buf_reset(&b);
-			if ((s = json_str(part, "rule")) != NULL)
+			if ((s = json_str(part, "rule")) != NULL) {
 				buf_addf(&b, "rule %s", s);
+				if ((s = json_str(part, "source")) != NULL)
+					buf_addf(&b, " (%s)", s);
+			} else if ((s = json_str(part, "reason")) != NULL)
+				buf_adds(&b, s);
 			else
 				buf_adds(&b, "no rule");
-			if ((s = json_str(part, "source")) != NULL)
-				buf_addf(&b, " (%s)", s);
-			if ((s = json_str(part, "reason")) != NULL)
-				buf_addf(&b, " %s", s);
 			x = 11 + (w - 14) / 2 + 1;
 			text_draw_role(win, y, x, buf_str(&b), b.len,
 			    w - x - 2, ROLE_DIM);
