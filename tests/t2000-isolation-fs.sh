@@ -136,6 +136,41 @@ test_expect_success 'a symlink planted in the workspace leads nowhere on the hos
 	done
 '
 
+# holt-envd holds a directory fd of the host (its state directory) and the
+# sandbox's roots: a magic link to them (/proc/1/fd/N, /proc/self/fd/N,
+# /proc/1/root) in the workspace must not be followed by any file op.
+test_expect_success PYTHON 'file ops do not follow magic links to envd'"'"'s fds' '
+	holt sandbox exec "$sbx" -- sh -c "cd /workspace &&
+		for n in 3 4 5 6 7 8 9; do
+			ln -sf /proc/1/fd/\$n p1-\$n && ln -sf /proc/self/fd/\$n ps-\$n
+		done && ln -sf /proc/1/root r1 && ln -sf /proc/1/cwd c1" &&
+	echo EVIL >evil &&
+	ls -R "$HOLT_HOME/data/sandboxes/$sbx/run" >run-before &&
+	for l in p1-3 p1-4 p1-5 p1-6 p1-7 p1-8 p1-9 ps-3 ps-4 ps-5 ps-6 ps-7 \
+		ps-8 ps-9 r1 c1; do
+		holt sandbox put "$sbx" evil /workspace/$l/pwned ;
+		holt sandbox get "$sbx" /workspace/$l/meta.json got ;
+		! grep -s "\"id\"" got || { echo "read through $l"; return 1; }
+	done &&
+	sock=$HOLT_HOME/data/sandboxes/$sbx/run/envd.sock &&
+	python3 "$TEST_DIRECTORY/attack/envd-call.py" "$sock" \
+		"{\"op\":\"list\",\"path\":\"/workspace\"}" >ok &&
+	grep "\"ok\": true" ok &&
+	for l in p1-4 ps-4 r1; do
+		python3 "$TEST_DIRECTORY/attack/envd-call.py" "$sock" \
+		"{\"op\":\"list\",\"path\":\"/workspace/$l\"}" \
+		"{\"op\":\"read\",\"path\":\"/workspace/$l/../meta.json\"}" \
+		"{\"op\":\"write\",\"path\":\"/workspace/$l/pwned\",\"data\":\"x\"}" \
+		"{\"op\":\"remove\",\"path\":\"/workspace/$l/envd.pid\"}" \
+		"{\"op\":\"move\",\"from\":\"/workspace/evil\",\"to\":\"/workspace/$l/pwned\"}" \
+		"{\"op\":\"watch\",\"path\":\"/workspace/$l\"}" >replies || return 1
+		test $(grep -c "\"error\"" replies) = 6 ||
+			{ cat replies; return 1; }
+	done &&
+	ls -R "$HOLT_HOME/data/sandboxes/$sbx/run" >run-after &&
+	test_cmp run-before run-after
+'
+
 # A loop inside flips /workspace/flip between a plain file and a symlink to
 # a host file by atomic renames while the host gets and puts it many times:
 # a check-then-use on the host side would sooner or later follow the link.
