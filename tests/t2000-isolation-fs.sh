@@ -171,6 +171,18 @@ test_expect_success PYTHON 'file ops do not follow magic links to envd'"'"'s fds
 	test_cmp run-before run-after
 '
 
+test_expect_success 'exec --cwd cannot start a command in envd'"'"'s host fds' '
+	holt sandbox exec --cwd /workspace "$sbx" -- pwd >out &&
+	echo /workspace >expect &&
+	test_cmp expect out &&
+	for c in /proc/self/fd/3 /proc/self/fd/4 /proc/1/fd/3 /proc/1/fd/4 \
+		/proc/1/root /proc/1/cwd /workspace/p1-4 /workspace/ps-4; do
+		holt sandbox exec --cwd "$c" "$sbx" -- pwd >out 2>err
+		test $? != 0 && ! test -s out ||
+			{ echo "ran in $c: $(cat out)"; return 1; }
+	done
+'
+
 # A loop inside flips /workspace/flip between a plain file and a symlink to
 # a host file by atomic renames while the host gets and puts it many times:
 # a check-then-use on the host side would sooner or later follow the link.
