@@ -1086,6 +1086,8 @@ op_service(struct client *c, double id, const cJSON *req)
 		cJSON_AddBoolToObject(o, "ok", 1);
 		a = cJSON_AddArrayToObject(o, "services");
 		for (s = services; s != NULL; s = s->next) {
+			if (s->want == -1)
+				continue;	/* removed, not yet reaped */
 			e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "name", s->name);
 			cJSON_AddStringToObject(e, "cmd", s->cmd);
