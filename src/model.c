@@ -104,6 +104,7 @@ struct model_request {
 };
 
 static void	model_request_free(struct model_request *);
+static void	model_request_unlink(struct model_request *);
 static void	model_attempt_done(struct model_request *, CURLcode);
 
 const char *
@@ -873,6 +874,11 @@ model_wake_cb(evutil_socket_t fd, short what, void *arg)
 		model_script_reply(req);
 		break;
 	case REQ_FINISH:
+		/*
+		 * Off the model's list first: the callback may start the next
+		 * request, or even free the model.
+		 */
+		model_request_unlink(req);
 		cb = req->cb;
 		req->in_final = 1;
 		if (req->failed) {
@@ -940,21 +946,30 @@ model_request(struct model *m, struct event_base *base,
 }
 
 static void
-model_request_free(struct model_request *req)
+model_request_unlink(struct model_request *req)
 {
-	struct model		*m = req->m;
 	struct model_request	**pp;
 
-	for (pp = &m->requests; *pp != NULL; pp = &(*pp)->next) {
+	if (req->m == NULL)
+		return;
+	for (pp = &req->m->requests; *pp != NULL; pp = &(*pp)->next) {
 		if (*pp == req) {
 			*pp = req->next;
 			break;
 		}
 	}
 	if (req->easy != NULL) {
-		curl_multi_remove_handle(m->multi, req->easy);
+		curl_multi_remove_handle(req->m->multi, req->easy);
 		curl_easy_cleanup(req->easy);
+		req->easy = NULL;
 	}
+	req->m = NULL;
+}
+
+static void
+model_request_free(struct model_request *req)
+{
+	model_request_unlink(req);
 	event_free(req->wake);
 	event_free(req->idle);
 	model_stream_free(req->ms);

@@ -23,8 +23,8 @@
  * Call order: model_new; model_request any number of times (each with the
  * same event_base), each ending in exactly one of cb->done or cb->error,
  * after which the request frees itself; or model_request_cancel, after which
- * no callback is called. model_free cancels what is still in flight; do not
- * call it from inside one of its callbacks.
+ * no callback is called. model_free cancels what is still in flight; it may
+ * be called from a done or error callback, not from delta or retry.
  *
  * Retries: 429, 5xx and connection failures are retried with exponential
  * backoff and jitter (5 tries, waits capped at 30 s, Retry-After honoured);

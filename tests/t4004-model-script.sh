@@ -39,6 +39,15 @@ test_expect_success PYTHON 'script:, openai: and anthropic: agree on one script'
 	grep "^usage: 500 40$" script.cmp
 '
 
+test_expect_success 'the model may be freed from its last callback' '
+	$TEST_MODEL -f -n 3 script:conv.json >freed.out &&
+	grep -v "^retry:" freed.out >freed.cmp &&
+	grep -v "^retry:" script.out >script.cmp2 &&
+	test_cmp script.cmp2 freed.cmp &&
+	test_expect_code 5 $TEST_MODEL -f -n 4 script:conv.json >freed.out &&
+	grep "^error: script: .*no turn left" freed.out
+'
+
 test_expect_success 'script: stop reasons' '
 	grep "^stop:" script.out >stops &&
 	printf "stop: tool_use\nstop: tool_use\nstop: end_turn\n" >expect &&

@@ -5,13 +5,14 @@
  *
  *	holt-test-model [-b BASE_URL] [-m MESSAGES.json] [-t TOOLS.json]
  *	    [-p PROMPT] [-n REQUESTS] [-r RESULT] [-x CANCEL_AFTER_DELTAS]
- *	    [-C KEY=VALUE]... SPEC
+ *	    [-f] [-C KEY=VALUE]... SPEC
  *
  * Prints "retry: WHY (wait N ms)" per retry, then per request
  * "text: ...", "tool_calls: JSON", "usage: IN OUT", "stop: REASON", or
  * "error: KIND: MESSAGE" (exit 5). With -n, each reply's tool calls are
  * answered with RESULT ("result of NAME" by default) and the next request
- * is sent with the longer history. Exit 1 if the streamed deltas do not
+ * is sent with the longer history; -f frees the model from inside the last
+ * done or error callback. Exit 1 if the streamed deltas do not
  * add up to the final text.
  *
  *	holt-test-model -F FILE openai|anthropic
@@ -42,6 +43,7 @@ struct state {
 	int			 rc;
 	const char		*result;
 	int			 n;
+	int			 free_in_cb;	/* -f: model_free from done/error */
 };
 
 static void	 start(struct state *);
@@ -117,8 +119,13 @@ on_done(void *arg, struct model_reply *r)
 	st->req = NULL;
 	if (--st->left > 0)
 		start(st);
-	else
+	else {
+		if (st->free_in_cb) {
+			model_free(st->m);
+			st->m = NULL;
+		}
 		event_base_loopexit(st->base, NULL);
+	}
 }
 
 static void
@@ -130,6 +137,10 @@ on_error(void *arg, enum model_error err, const char *msg)
 	st->rc = EXIT_MODEL;
 	st->req = NULL;
 	st->left = 0;
+	if (st->free_in_cb) {
+		model_free(st->m);
+		st->m = NULL;
+	}
 	event_base_loopexit(st->base, NULL);
 }
 
@@ -223,7 +234,7 @@ main(int argc, char **argv)
 	memset(&st, 0, sizeof st);
 	st.n = 1;
 	buf_init(&st.deltas);
-	while ((ch = getopt(argc, argv, "b:C:F:m:n:p:r:t:x:")) != -1) {
+	while ((ch = getopt(argc, argv, "b:C:fF:m:n:p:r:t:x:")) != -1) {
 		switch (ch) {
 		case 'b':
 			base_url = optarg;
@@ -234,6 +245,9 @@ main(int argc, char **argv)
 			k = xstrndup(optarg, eq - optarg);
 			config_set(k, eq + 1, "command line");
 			free(k);
+			break;
+		case 'f':
+			st.free_in_cb = 1;
 			break;
 		case 'F':
 			feed = optarg;
