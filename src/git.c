@@ -2166,7 +2166,17 @@ git_jail_run(const char *ws, struct git_jail_call *jc, struct buf *out,
 		warned = 1;
 	}
 	if (in.data[1] != '0') {
-		*cause = xstrdup(in.data + 2);
+		/* Name the workspace as the user knows it, not as "/". */
+		struct buf	 m = BUF_INIT;
+		const char	*p = in.data + 2, *hit;
+
+		while ((hit = strstr(p, "workspace '/'")) != NULL) {
+			buf_add(&m, p, hit - p);
+			buf_addf(&m, "workspace '%s'", ws);
+			p = hit + strlen("workspace '/'");
+		}
+		buf_adds(&m, p);
+		*cause = buf_detach(&m, NULL);
 		buf_release(&in);
 		return -1;
 	}
