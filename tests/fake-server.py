@@ -12,7 +12,8 @@ approvals the way the server does (approval.decided to every client).
 Script: {"session": STATE, "events": [logged events], "live": [{"delay_ms":
 N, "event": EVENT} | {"delay_ms": N, "state": {fields}}]}. Control
 messages: {"event": E}, {"state": {fields}}, {"flood": {"call_id": ID,
-"bytes": N, "line": LEN}} (tool.output events of N bytes in all).
+"bytes": N, "line": LEN, "rate": BYTES_PER_S}} (tool.output events of N
+bytes in all).
 """
 import argparse
 import json
@@ -122,8 +123,14 @@ class Server:
         line = f.get("line", 100)
         total = f.get("bytes", 1 << 20)
         chunk_lines = max(1, 65536 // (line + 1))
+        rate = f.get("rate", 0)          # bytes per second, 0: as fast as read
+        start = time.monotonic()
         sent, n = 0, 0
         while sent < total:
+            if rate:
+                ahead = sent / rate - (time.monotonic() - start)
+                if ahead > 0:
+                    time.sleep(ahead)
             rows = []
             for _ in range(chunk_lines):
                 n += 1
@@ -138,6 +145,7 @@ class Server:
                 ev["seq"] = self.seq
                 self.broadcast({"type": "event",
                                 "session": self.state["name"], "event": ev})
+        return n
 
     def handle(self, sock):
         try:
@@ -218,9 +226,10 @@ class Server:
                 self.emit(m["event"])
             if "state" in m:
                 self.set_state(m["state"])
+            last = 0
             if "flood" in m:
-                self.flood(m["flood"])
-            sock.sendall(b"ok\n")
+                last = self.flood(m["flood"])
+            sock.sendall(b"ok %d\n" % last)
         except (OSError, ValueError) as e:
             sys.stderr.write("fake-server: control: %s\n" % e)
         finally:

@@ -33,9 +33,11 @@ fake_stop() {
 	return 0
 }
 
+# fake_ctl JSON: prints "ok N" (N: the last line number of a flood).
 fake_ctl() {
 	python3 "$HOLT_SRC_DIR/tests/fake-server.py" --ctl "$FAKE_CTL" \
-		--send "$1" >/dev/null
+		--send "$1" >"$TRASH_DIRECTORY/ctl.out" &&
+	grep -q "^ok" "$TRASH_DIRECTORY/ctl.out"
 }
 
 # tui_start NAME [ARGS...]: a tmux session NAME running the screen.
@@ -43,7 +45,7 @@ tui_start() {
 	name=$1
 	shift
 	$TUI_TMUX new-session -d -s "$name" -x "${TUI_COLS:-200}" \
-		-y "${TUI_ROWS:-60}" "$TUI_CMD $*; echo \"exit=\$?\"; sleep 30"
+		-y "${TUI_ROWS:-60}" "$TUI_CMD $*; echo \"exit=\$?\"; stty -a | tr \" \" \"\\n\" | grep -qx icanon && echo tty=sane; sleep 30"
 }
 
 tui_screen() {

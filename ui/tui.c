@@ -686,9 +686,12 @@ tui_draw_status(struct tui *t)
 		tui_status_seg(w, &x, t->cols, "read-only", ROLE_STATUS);
 	if (t->flash != NULL && mono_ms() < t->flash_until) {
 		fl = text_width(t->flash, strlen(t->flash));
-		if (x + 3 + fl > t->cols)
-			tui_status_seg(w, &x, t->cols, t->flash, ROLE_STATUS);
-		else {
+		if (x + 3 + fl > t->cols) {
+			/* A long message takes the whole bar for a while. */
+			mvwhline(w, 0, 0, ' ', t->cols);
+			text_draw_role(w, 0, 1, t->flash, strlen(t->flash),
+			    t->cols - 2, ROLE_STATUS_ALERT);
+		} else {
 			text_draw_role(w, 0, t->cols - fl - 1, t->flash,
 			    strlen(t->flash), fl, ROLE_STATUS);
 		}
