@@ -11,8 +11,6 @@
  * sit over the panes. Below 80x24 only a "terminal too small" notice shows.
  */
 #include <sys/ioctl.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +21,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "ui.h"
 
 #define TUI_MIN_COLS	80
@@ -30,8 +29,6 @@
 #define TUI_READ_MAX	(256 * 1024)	/* server bytes per loop turn */
 #define TUI_INPUT_MAX	5		/* rows of the input line */
 
-/* The lead's client.c, when it is linked: connects and says hello. */
-extern int client_connect(char **) __attribute__((weak));
 
 struct tui {
 	char		*session;
@@ -153,75 +150,6 @@ tui_signals(void)
 
 /* -------------------------------------------------------------------- */
 /* The connection. */
-
-static char *
-tui_socket_path(void)
-{
-	if (cmd_socket_path != NULL)
-		return xstrdup(cmd_socket_path);
-	return paths_join(paths_run_dir(), cmd_socket_name != NULL ?
-	    cmd_socket_name : "default");
-}
-
-static int
-tui_connect(char **cause)
-{
-	struct sockaddr_un	 sun;
-	cJSON			*m, *r = NULL;
-	char			*path, *why = NULL;
-	const char		*type;
-	int			 fd, rc;
-
-	if (client_connect != NULL)
-		return client_connect(cause);
-	path = tui_socket_path();
-	memset(&sun, 0, sizeof sun);
-	sun.sun_family = AF_UNIX;
-	if (xstrlcpy(sun.sun_path, path, sizeof sun.sun_path) >=
-	    sizeof sun.sun_path) {
-		*cause = xprintf("socket '%s': path too long", path);
-		free(path);
-		return -1;
-	}
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
-		fatal("socket");
-	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) == -1) {
-		*cause = xprintf("server '%s': %s (is the server running? "
-		    "holt server starts it)", path, strerror(errno));
-		close(fd);
-		free(path);
-		return -1;
-	}
-	m = cJSON_CreateObject();
-	cJSON_AddStringToObject(m, "type", "hello");
-	cJSON_AddNumberToObject(m, "version", HOLT_PROTOCOL_VERSION);
-	cJSON_AddStringToObject(m, "client", "tui");
-	rc = frame_write_fd(fd, m);
-	cJSON_Delete(m);
-	if (rc == 0)
-		rc = frame_read_fd(fd, &r, &why);
-	if (rc <= 0) {
-		*cause = xprintf("server '%s': no hello (%s)", path,
-		    why != NULL ? why : rc == 0 ? "closed" : strerror(errno));
-		free(why);
-		close(fd);
-		free(path);
-		return -1;
-	}
-	type = json_str(r, "type");
-	if (type == NULL || strcmp(type, "hello") != 0) {
-		*cause = xprintf("server '%s': %s", path,
-		    json_str(r, "message") != NULL ? json_str(r, "message") :
-		    "unexpected answer to hello");
-		cJSON_Delete(r);
-		close(fd);
-		free(path);
-		return -1;
-	}
-	cJSON_Delete(r);
-	free(path);
-	return fd;
-}
 
 void
 tui_send(struct tui *t, cJSON *m)
@@ -1354,7 +1282,7 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 	if (theme_load(theme, &why) != 0)
 		theme_err = 1;
 
-	if ((t->fd = tui_connect(cause)) == -1)
+	if ((t->fd = client_connect(1, cause)) == -1)
 		goto fail;
 	t->approval = approval_new(t);
 	for (i = 0; i < PANE_COUNT; i++) {

@@ -6,18 +6,13 @@
  * The diff itself comes from the git module (git_diff, git_revert_hunk in
  * src/git.h), as JSON: {"base","files":[{"path","status","binary","hunks":
  * [{"header","lines":[{"origin","text"}]}]}]}. This view never computes a
- * diff. The symbols are weak so the client still links, and says so, when
- * the git module is not built in.
+ * diff.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "ui.h"
-
-extern cJSON *git_diff(const char *, const char *, char **)
-    __attribute__((weak));
-extern int git_revert_hunk(const char *, const char *, const char *, int,
-    char **) __attribute__((weak));
+#include "git.h"
 
 enum drow_kind { DR_FILE, DR_HUNK, DR_LINE, DR_NOTE };
 
@@ -107,10 +102,6 @@ diff_load(struct tui *t, struct diffview *d)
 
 	free(d->error);
 	d->error = NULL;
-	if (git_diff == NULL) {
-		d->error = xstrdup("diff: the git module is not built in");
-		return -1;
-	}
 	if (ws == NULL) {
 		d->error = xstrdup("diff: the session has no workspace");
 		return -1;
@@ -234,7 +225,7 @@ diff_revert(struct tui *t, struct diffview *d)
 		tui_flash(t, "read-only: no reverts");
 		return;
 	}
-	if (git_revert_hunk == NULL || (f = diff_cur_file(d, NULL)) == NULL)
+	if ((f = diff_cur_file(d, NULL)) == NULL)
 		return;
 	r = &d->rows[d->hunks[d->cur]];
 	if (git_revert_hunk(json_str(st, "workspace"), json_str(st,
@@ -251,25 +242,17 @@ static void
 diff_comment_cb(struct tui *t, void *arg, const char *text)
 {
 	struct diffview	*d = arg;
-	const cJSON	*f, *h = NULL, *l;
-	struct buf	 b = BUF_INIT;
-	const char	*o;
+	const cJSON	*f;
+	char		*msg;
 
-	if (text == NULL || *text == '\0' || (f = diff_cur_file(d, &h)) == NULL)
+	if (text == NULL || *text == '\0' || (f = diff_cur_file(d, NULL)) == NULL)
 		return;
-	buf_addf(&b, "Comment on %s, hunk %s:\n```diff\n", json_str(f, "path"),
-	    json_str(h, "header") != NULL ? json_str(h, "header") : "");
-	cJSON_ArrayForEach(l, cJSON_GetObjectItem(h, "lines")) {
-		o = json_str(l, "origin");
-		buf_addf(&b, "%c%s", o != NULL && *o ? *o : ' ',
-		    json_str(l, "text") != NULL ? json_str(l, "text") : "");
-		if (b.len > 0 && b.data[b.len - 1] != '\n')
-			buf_addc(&b, '\n');
-	}
-	buf_addf(&b, "```\n%s", text);
-	tui_send_message(t, buf_str(&b));
+	msg = git_hunk_quote(f, d->rows[d->hunks[d->cur]].hunk, text);
+	if (msg == NULL)
+		return;
+	tui_send_message(t, msg);
 	tui_flash(t, "comment sent to the agent");
-	buf_release(&b);
+	free(msg);
 }
 
 static int
