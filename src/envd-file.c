@@ -554,6 +554,55 @@ op_remove(const cJSON *req)
 	return r;
 }
 
+/*
+ * /workspace, /home/user and /tmp are separate mounts: a file moves
+ * between them by copy (temp file, fsync, rename), then unlink.
+ */
+static int
+copy_file(int d1, const char *b1, int d2, const char *b2)
+{
+	int		 in, out, saved;
+	char		*tmp, data[65536];
+	struct stat	 st;
+	ssize_t		 n;
+
+	in = openat(d1, b1, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (in == -1)
+		return -1;
+	if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(in);
+		errno = EXDEV;
+		return -1;
+	}
+	tmp = xprintf(".%s.holt-tmp.%08x", b2, (unsigned int)random());
+	out = openat(d2, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, st.st_mode & 07777);
+	if (out == -1) {
+		saved = errno;
+		close(in);
+		free(tmp);
+		errno = saved;
+		return -1;
+	}
+	while ((n = read(in, data, sizeof data)) > 0) {
+		if (file_write_all(out, data, (size_t)n) != 0)
+			break;
+	}
+	saved = errno;
+	close(in);
+	if (n != 0 || fsync(out) != 0 || renameat(d2, tmp, d2, b2) != 0) {
+		saved = n != 0 ? saved : errno;
+		close(out);
+		unlinkat(d2, tmp, 0);
+		free(tmp);
+		errno = saved;
+		return -1;
+	}
+	close(out);
+	free(tmp);
+	return unlinkat(d1, b1, 0);
+}
+
 static cJSON *
 op_move(const cJSON *req)
 {
@@ -576,9 +625,12 @@ op_move(const cJSON *req)
 	}
 	if (renameat(d1, b1, d2, b2) == 0)
 		r = reply_ok();
+	else if (errno == EXDEV && copy_file(d1, b1, d2, b2) == 0)
+		r = reply_ok();
 	else
 		r = reply_error("move '%s' to '%s': %s", from, to,
-		    strerror(errno));
+		    errno == EXDEV ? "a directory cannot move between "
+		    "/workspace, /home/user and /tmp" : strerror(errno));
 	close(d1);
 	close(d2);
 	free(b1);
