@@ -13,117 +13,27 @@
 
 #include "holt.h"
 #include "git.h"
-#include "session.h"
 
 extern const struct cmd_entry cmd_diff_entry, cmd_commit_entry, cmd_pr_entry;
 
-struct gsession {
-	char	*name;
-	char	*dir;
-	char	*workspace;
-	char	*repo;
-	char	*base;
-	char	*branch;
-	cJSON	*json;
-};
+/* Open -t NAME's session; prints the error. 0 ok, else the exit status. */
+static int
+cmd_git_session(const char *name, struct git_session **gs)
+{
+	char	*cause = NULL;
+	int	 unknown;
+
+	if ((*gs = git_session_open(name, &unknown, &cause)) != NULL)
+		return 0;
+	fprintf(stderr, "holt: %s\n", cause);
+	free(cause);
+	return unknown ? EXIT_USAGE : EXIT_ERR;
+}
 
 static void
-gsession_free(struct gsession *s)
+cmd_git_note(void *arg, const char *msg)
 {
-	free(s->dir);
-	free(s->workspace);
-	cJSON_Delete(s->json);
-	memset(s, 0, sizeof *s);
-}
-
-/* Load a session's metadata. -1: no such session (exit 2), -2: broken. */
-static int
-gsession_load(const char *name, struct gsession *s, char **cause)
-{
-	char		*path, *sbx;
-	const char	*sid;
-
-	memset(s, 0, sizeof *s);
-	if (*name == '\0' || *name == '.' || strchr(name, '/') != NULL) {
-		*cause = xprintf("session '%s': not a session name", name);
-		return -1;
-	}
-	s->name = (char *)name;
-	s->dir = paths_join(paths_sessions_dir(), name);
-	path = paths_join(s->dir, "session.json");
-	if (access(path, F_OK) != 0) {
-		*cause = xprintf("session '%s': no such session (holt ls lists "
-		    "them)", name);
-		free(path);
-		gsession_free(s);
-		return -1;
-	}
-	s->json = json_load_file(path, cause);
-	free(path);
-	if (s->json == NULL) {
-		gsession_free(s);
-		return -2;
-	}
-	sid = json_str(s->json, "sandbox");
-	s->repo = (char *)json_str(s->json, "repo");
-	s->base = (char *)json_str(s->json, "base_commit");
-	s->branch = (char *)json_str(s->json, "branch");
-	if (sid == NULL || *sid == '\0' || strchr(sid, '/') != NULL ||
-	    *sid == '.') {
-		*cause = xprintf("session '%s': session.json names no sandbox",
-		    name);
-		gsession_free(s);
-		return -2;
-	}
-	if (s->base == NULL || *s->base == '\0') {
-		*cause = xprintf("session '%s': no base commit (the session was "
-		    "not started from a repository)", name);
-		gsession_free(s);
-		return -2;
-	}
-	sbx = paths_join(paths_sandboxes_dir(), sid);
-	s->workspace = paths_join(sbx, "workspace");
-	free(sbx);
-	return 0;
-}
-
-static int
-gsession_exit(int r)
-{
-	return r == -1 ? EXIT_USAGE : EXIT_ERR;
-}
-
-/* The text of the last assistant.message of the session's log, or NULL. */
-static char *
-git_last_summary(struct gsession *s)
-{
-	char		*path, *text, *line, *next, *found = NULL;
-	const char	*t;
-	cJSON		*ev;
-	size_t		 len;
-
-	path = paths_join(s->dir, "events.jsonl");
-	text = file_read(path, &len, 1U << 30);
-	free(path);
-	if (text == NULL)
-		return NULL;
-	for (line = text; line != NULL && *line != '\0'; line = next) {
-		if ((next = strchr(line, '\n')) != NULL)
-			*next++ = '\0';
-		if (strstr(line, "\"assistant.message\"") == NULL)
-			continue;
-		if ((ev = cJSON_Parse(line)) == NULL)
-			continue;
-		t = json_str(ev, "type");
-		if (t != NULL && strcmp(t, "assistant.message") == 0 &&
-		    (t = json_str(ev, "text")) != NULL && *t != '\0') {
-			free(found);
-			found = xstrdup(t);
-		}
-		cJSON_Delete(ev);
-	}
-	free(text);
-	return found;
+	fprintf(stderr, "holt: %s\n", msg);
 }
 
 static void
@@ -144,8 +54,8 @@ cmd_diff_exec(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct gsession	 s;
-	const char	*name = NULL, *nc;
+	struct git_session *s;
+	const char	*name = NULL, *nc, *ws, *base;
 	char		*cause = NULL, *text;
 	cJSON		*j;
 	int		 ch, stat = 0, json = 0, r, colour;
@@ -179,26 +89,25 @@ cmd_diff_exec(int argc, char **argv)
 		cmd_usage(&cmd_diff_entry, stderr);
 		return EXIT_USAGE;
 	}
-	if ((r = gsession_load(name, &s, &cause)) != 0) {
-		fprintf(stderr, "holt: %s\n", cause);
-		free(cause);
-		return gsession_exit(r);
-	}
+	if ((r = cmd_git_session(name, &s)) != 0)
+		return r;
+	ws = git_session_workspace(s);
+	base = git_session_base(s);
 	if (json) {
-		if ((j = git_diff(s.workspace, s.base, &cause)) != NULL) {
+		if ((j = git_diff(ws, base, &cause)) != NULL) {
 			text = cJSON_PrintUnformatted(j);
 			printf("%s\n", text);
 			free(text);
 			cJSON_Delete(j);
 		}
 	} else if (stat) {
-		git_print_stat(s.workspace, s.base, stdout, 80, &cause);
+		git_print_stat(ws, base, stdout, 80, &cause);
 	} else {
 		nc = getenv("NO_COLOR");
 		colour = isatty(STDOUT_FILENO) && (nc == NULL || *nc == '\0');
-		git_print_diff(s.workspace, s.base, stdout, colour, &cause);
+		git_print_diff(ws, base, stdout, colour, &cause);
 	}
-	gsession_free(&s);
+	git_session_free(s);
 	if (cause != NULL) {
 		fprintf(stderr, "holt: session '%s': %s\n", name, cause);
 		free(cause);
@@ -218,7 +127,7 @@ cmd_commit_exec(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct gsession	 s;
+	struct git_session *s;
 	const char	*name = NULL, *msg = NULL, *author = NULL;
 	char		*cause = NULL, *commit = NULL, *n, *e;
 	int		 ch, r;
@@ -265,13 +174,11 @@ cmd_commit_exec(int argc, char **argv)
 		free(n);
 		free(e);
 	}
-	if ((r = gsession_load(name, &s, &cause)) != 0) {
-		fprintf(stderr, "holt: %s\n", cause);
-		free(cause);
-		return gsession_exit(r);
-	}
-	r = git_commit_all(s.workspace, s.base, msg, author, &commit, &cause);
-	gsession_free(&s);
+	if ((r = cmd_git_session(name, &s)) != 0)
+		return r;
+	r = git_commit_all(git_session_workspace(s), git_session_base(s), msg,
+	    author, &commit, &cause);
+	git_session_free(s);
 	if (r == -1) {
 		fprintf(stderr, "holt: session '%s': %s\n", name, cause);
 		free(cause);
@@ -290,28 +197,6 @@ cmd_commit_exec(int argc, char **argv)
 /* --- holt pr --- */
 
 static int
-cmd_pr_local(struct gsession *s, const char *commit, const char *branch)
-{
-	char	*cause = NULL;
-
-	if (s->repo == NULL || *s->repo == '\0' || strstr(s->repo, "://") ||
-	    *s->repo != '/') {
-		fprintf(stderr, "holt: session '%s': --local needs a session "
-		    "started from a local repository (its repo is '%s')\n",
-		    s->name, s->repo != NULL ? s->repo : "");
-		return EXIT_USAGE;
-	}
-	if (git_push_local(s->workspace, commit, branch, s->repo,
-	    &cause) != 0) {
-		fprintf(stderr, "holt: session '%s': %s\n", s->name, cause);
-		free(cause);
-		return EXIT_ERR;
-	}
-	printf("pushed branch '%s' to '%s'\n", branch, s->repo);
-	return EXIT_OK;
-}
-
-static int
 cmd_pr_exec(int argc, char **argv)
 {
 	const struct option longopts[] = {
@@ -325,18 +210,14 @@ cmd_pr_exec(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	struct gsession	 s;
+	struct git_session *s;
+	struct git_pr_opts o;
 	struct github_pr pr;
 	const char	*name = NULL, *title = NULL, *body = NULL;
-	const char	*body_file = NULL, *branch_opt = NULL, *base = NULL;
-	const char	*api, *token;
-	char		*cause = NULL, *summary = NULL, *dtitle = NULL;
-	char		*fbody = NULL, *msg, *commit = NULL, *branch = NULL;
-	char		*url = NULL, *owner = NULL, *repo = NULL;
-	char		*clean, *password = NULL;
-	cJSON		*ev;
+	const char	*body_file = NULL, *branch = NULL, *base = NULL;
+	char		*cause = NULL, *fbody = NULL;
 	size_t		 len;
-	int		 ch, r, draft = 0, local = 0, rc = EXIT_ERR;
+	int		 ch, r, draft = 0, local = 0, rc;
 
 	while ((ch = getopt_long(argc, argv, "t:h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -353,7 +234,7 @@ cmd_pr_exec(int argc, char **argv)
 			body_file = optarg;
 			break;
 		case 'r':
-			branch_opt = optarg;
+			branch = optarg;
 			break;
 		case 'a':
 			base = optarg;
@@ -402,116 +283,30 @@ cmd_pr_exec(int argc, char **argv)
 		}
 		body = fbody;
 	}
-	if ((r = gsession_load(name, &s, &cause)) != 0) {
-		fprintf(stderr, "holt: %s\n", cause);
-		free(cause);
+	if ((r = cmd_git_session(name, &s)) != 0) {
 		free(fbody);
-		return gsession_exit(r);
+		return r;
 	}
-
-	/* Title and body default to the agent's last summary. */
-	summary = git_last_summary(&s);
-	if (title == NULL) {
-		if (summary != NULL) {
-			dtitle = xstrndup(summary, strcspn(summary, "\n"));
-			if (strlen(dtitle) > 72)
-				dtitle[72] = '\0';
-		} else
-			dtitle = xprintf("holt: %s", name);
-		title = dtitle;
-	}
-	if (body == NULL)
-		body = summary != NULL ? summary : "";
-	if (base == NULL)
-		base = s.branch != NULL && *s.branch != '\0' ? s.branch : "main";
-	branch = branch_opt != NULL ? xstrdup(branch_opt) :
-	    xprintf("holt/%s", name);
-
-	/* Commit what is not committed yet; the commit stays if later fails. */
-	msg = *body != '\0' ? xprintf("%s\n\n%s", title, body) : xstrdup(title);
-	r = git_commit_all(s.workspace, s.base, msg, NULL, &commit, &cause);
-	free(msg);
-	if (r == -1)
-		goto fail;
-	if (r == 1)
-		fprintf(stderr, "holt: committed %.12s\n", commit);
-	if (strncmp(commit, s.base, strlen(s.base)) == 0) {
-		cause = xprintf("no changes since the base commit %.12s; "
-		    "nothing to propose", s.base);
-		goto fail;
-	}
-
-	if (local) {
-		rc = cmd_pr_local(&s, commit, branch);
-		goto out;
-	}
-	if (s.repo == NULL || *s.repo == '\0') {
-		cause = xstrdup("the session has no repository to push to");
-		goto fail;
-	}
-	if (*s.repo == '/') {
-		if ((url = git_origin_url(s.repo, &cause)) == NULL)
-			goto fail;
-	} else
-		url = xstrdup(s.repo);
-	/* A token written into the URL is used, never shown. */
-	clean = git_url_strip(url, &password);
-	free(url);
-	url = clean;
-	token = password != NULL ? password : git_token();
-	if (github_parse_url(url, &owner, &repo) != 0) {
-		cause = xprintf("repository '%s': cannot tell owner and name "
-		    "from it", url);
-		goto fail;
-	}
-	fprintf(stderr, "holt: pushing branch '%s' to '%s'\n", branch, url);
-	if (git_push_branch(s.workspace, commit, branch, url, token,
-	    &cause) != 0)
-		goto fail;
-	if ((api = getenv("HOLT_GITHUB_API")) == NULL || *api == '\0')
-		api = config_get("github_api_url");
-	if (github_pr_open(api, token, owner, repo, branch, base, title, body,
-	    draft, &pr, &cause) != 0)
-		goto fail;
-	if (pr.existing)
-		fprintf(stderr, "holt: a pull request for '%s' is already open; "
-		    "the push updated it\n", branch);
-	printf("%s\n", pr.url);
-	ev = cJSON_CreateObject();
-	cJSON_AddStringToObject(ev, "url", pr.url);
-	cJSON_AddNumberToObject(ev, "number", pr.number);
-	cJSON_AddStringToObject(ev, "branch", branch);
-	cJSON_AddStringToObject(ev, "base", base);
-	if (pr.existing)
-		cJSON_AddBoolToObject(ev, "existing", 1);
-	if (session_event_append(name, "pr.opened", ev, &cause) != 0) {
-		fprintf(stderr, "holt: session '%s': recording the pull request: "
-		    "%s\n", name, cause);
+	memset(&o, 0, sizeof o);
+	o.title = title;
+	o.body = body;
+	o.branch = branch;
+	o.base = base;
+	o.draft = draft;
+	o.local = local;
+	o.note = cmd_git_note;
+	if (git_session_pr(s, &o, &pr, &cause) != 0) {
+		fprintf(stderr, "holt: session '%s': %s\n", name, cause);
 		free(cause);
-		cause = NULL;
+		rc = EXIT_ERR;
+	} else {
+		if (pr.url != NULL)
+			printf("%s\n", pr.url);
+		github_pr_release(&pr);
+		rc = EXIT_OK;
 	}
-	cJSON_Delete(ev);
-	github_pr_release(&pr);
-	rc = EXIT_OK;
-	goto out;
-fail:
-	fprintf(stderr, "holt: session '%s': %s\n", name, cause);
-	free(cause);
-	rc = EXIT_ERR;
-out:
-	gsession_free(&s);
-	free(summary);
-	free(dtitle);
+	git_session_free(s);
 	free(fbody);
-	free(commit);
-	free(branch);
-	free(url);
-	free(owner);
-	free(repo);
-	if (password != NULL) {
-		explicit_bzero(password, strlen(password));
-		free(password);
-	}
 	return rc;
 }
 

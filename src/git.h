@@ -156,4 +156,45 @@ int	 github_pr_open(const char *api, const char *token, const char *owner,
 	     struct github_pr *, char **cause);
 void	 github_pr_release(struct github_pr *);
 
+/*
+ * git-session.c: the above for a session (session.json, its sandbox's
+ * workspace, its event log). For the CLI and the TUI's diff view.
+ */
+struct git_session;
+
+/* NULL with *cause; *unknown is set if there is no such session. */
+struct git_session *git_session_open(const char *name, int *unknown,
+	     char **cause);
+void	 git_session_free(struct git_session *);
+const char *git_session_workspace(struct git_session *);
+const char *git_session_base(struct git_session *);
+/* The agent's last assistant.message text, or NULL. Caller frees. */
+char	*git_session_summary(struct git_session *);
+/* A PR's default title (first line, <= 72 bytes) and body. Caller frees. */
+void	 git_session_pr_defaults(struct git_session *, char **title,
+	     char **body);
+
+struct git_pr_opts {
+	const char	*title;		/* NULL: from the agent's summary */
+	const char	*body;		/* NULL: from the agent's summary */
+	const char	*branch;	/* NULL: holt/<session> */
+	const char	*base;		/* NULL: the session's branch */
+	const char	*author;	/* NULL: as git_commit_all */
+	int		 draft;
+	int		 local;		/* push into the source repository */
+	/* Progress for the user ("committed ...", "pushing ..."). */
+	void		(*note)(void *arg, const char *msg);
+	void		*note_arg;
+};
+
+/*
+ * The pull request flow: commit what is uncommitted (message: title, blank
+ * line, body), point the branch at it, push, open the PR and record it as a
+ * pr.opened event {url, number, branch, base}. With local set, push into
+ * the source repository and stop (pr is left empty). Each step's failure
+ * leaves the earlier ones in place, so it can be run again. 0 ok, -1 error.
+ */
+int	 git_session_pr(struct git_session *, const struct git_pr_opts *,
+	     struct github_pr *, char **cause);
+
 #endif

@@ -253,8 +253,8 @@ test_expect_success 'holt commit: bad author and usage errors' '
 
 test_expect_success 'holt pr --local pushes the branch into the source repository' '
 	git -C src rev-parse HEAD >head.before &&
-	holt pr -t s2 --local >out &&
-	grep "pushed branch .holt/s2." out &&
+	holt pr -t s2 --local >out 2>err &&
+	grep "pushed branch .holt/s2." err && test ! -s out &&
 	test "$(git -C src rev-parse holt/s2)" = "$(git -C "$(git_ws s2)" rev-parse HEAD)" &&
 	git -C src rev-parse HEAD >head.after && test_cmp head.before head.after &&
 	git -C src status --porcelain >status.after &&
