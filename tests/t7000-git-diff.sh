@@ -133,6 +133,37 @@ test_expect_success 'holt diff: an unknown session is exit 2, a bad option too' 
 	test_expect_code 2 holt diff -t s1 --bogus 2>err
 '
 
+test_expect_success PYTHON 'holt diff colours a terminal, NO_COLOR turns it off' '
+	cat >run-on-pty.py <<-\EOF &&
+	import os, pty, sys
+	pid, fd = pty.fork()
+	if pid == 0:
+	    os.execvp(sys.argv[1], sys.argv[1:])
+	out = b""
+	while True:
+	    try:
+	        b = os.read(fd, 65536)
+	    except OSError:
+	        break
+	    if not b:
+	        break
+	    out += b
+	os.waitpid(pid, 0)
+	sys.stdout.buffer.write(out)
+	EOF
+	python3 run-on-pty.py $HOLT diff -t s1 >coloured &&
+	grep "$(printf "\033")\[32m+two" coloured &&
+	NO_COLOR=1 python3 run-on-pty.py $HOLT diff -t s1 >plain &&
+	grep "^+two" plain && ! grep -q "$(printf "\033")" plain
+'
+
+test_expect_success 'a corrupt session.json is an error naming the file' '
+	mkdir -p "$HOLT_HOME/data/sessions/bad" &&
+	echo "{\"sandbox\": " >"$HOLT_HOME/data/sessions/bad/session.json" &&
+	test_expect_code 1 holt diff -t bad 2>err &&
+	grep "sessions/bad/session.json" err
+'
+
 test_expect_success 'a hunk quoted for the agent' '
 	ws=$(git_ws s1) &&
 	git_tool quote "$ws" "$(git_base s1)" mod.txt 1 "why eleven?" >q &&
