@@ -36,11 +36,12 @@
 #include <unistd.h>
 
 #include "envd.h"
+#include "sandbox-landlock.h"
 
 #define CLIENT_OUT_MAX	(1024 * 1024)	/* queued bytes before throttling */
 #define CLIENT_IN_MAX	(FRAME_MAX)	/* one frame, the decoder's limit */
 #define RING_MAX	(64 * 1024)	/* kept per stream for attach */
-#define READ_CHUNK	(64 * 1024)
+#define READ_CHUNK	(256 * 1024)
 #define STDIN_MAX	(1024 * 1024)
 #define DONE_KEEP	16		/* finished commands kept for attach */
 #define SVC_LOG_MAX	(1024 * 1024)	/* then rotated to NAME.log.1 */
@@ -562,6 +563,8 @@ proc_spawn(const cJSON *req, char **cause)
 		if (pipe2(o, O_CLOEXEC) != 0 || pipe2(er, O_CLOEXEC) != 0 ||
 		    pipe2(i, O_CLOEXEC) != 0)
 			fatal("pipe2");
+		/* Bigger pipes: fewer wake-ups when output floods. */
+		fcntl(o[0], F_SETPIPE_SZ, 1024 * 1024);
 	}
 
 	if ((pid = fork()) == -1) {
@@ -1953,7 +1956,8 @@ int
 main(int argc, char **argv)
 {
 	sigset_t	 set;
-	int		 ch, fd;
+	char		*cause = NULL;
+	int		 ch, fd, r;
 	static const struct option longopts[] = {
 		{ "listen-fd", required_argument, NULL, 'l' },
 		{ "state-fd", required_argument, NULL, 's' },
@@ -1990,6 +1994,14 @@ main(int argc, char **argv)
 		state_fd = -1;
 	/* Nothing inside may open our descriptors through /proc/1/fd. */
 	prctl(PR_SET_DUMPABLE, 0);
+	/* No abstract socket or signal outside the sandbox, even --net on. */
+	if ((r = sandbox_landlock_scope(&cause)) != 0) {
+		if (r == -1)
+			log_warnx("%s", cause);
+		else
+			log_debug("%s", cause);
+		free(cause);
+	}
 	/* Keep stdio, the listener and the state dir; close the rest. */
 	for (fd = 3; fd < 1024; fd++) {
 		if (fd != listen_fd && fd != state_fd)

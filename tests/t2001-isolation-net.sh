@@ -96,4 +96,36 @@ test_expect_success 'the host'"'"'s abstract sockets are not even listed' '
 	! grep "@$abstract" unix
 '
 
+# With --net on the sandbox shares the host's network namespace, and with it
+# the host's abstract unix sockets (X11's @/tmp/.X11-unix/X0, D-Bus): those
+# stay unreachable through holt-envd's Landlock scope (Linux 6.12+).
+test_expect_success 'create a sandbox with --net on' '
+	sandbox_new --net on >sbx-on-id
+'
+sbx_on=$(cat sbx-on-id 2>/dev/null)
+
+test_expect_success '--net on: host loopback TCP is reachable (by design)' '
+	attack "$sbx_on" tcp 127.0.0.1 $tcp_port >out &&
+	grep "^received: hello from the host" out
+'
+
+test_expect_success '--net on: the host'"'"'s abstract sockets are not' '
+	attack "$sbx_on" abstract-self holt-inside-$$ >out &&
+	grep "^abstract-self: ok$" out &&
+	grep -q "@$abstract" /proc/net/unix &&
+	: >net.log &&
+	attack "$sbx_on" abstract "$abstract" >out ;
+	cat out &&
+	if grep "^abstract: ok$" out; then
+		python3 -c "
+import ctypes, sys
+abi = ctypes.CDLL(None).syscall(444, None, 0, 1)
+sys.exit(0 if abi < 6 else 1)" &&
+		echo "this kernel cannot scope abstract sockets: not tested"
+	else
+		grep "^abstract: EPERM$" out &&
+		! test -s net.log
+	fi
+'
+
 test_done

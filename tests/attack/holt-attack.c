@@ -217,6 +217,29 @@ a_abstract(int argc, char **argv)
 	return report("abstract", unix_connect(argv[1], 1));
 }
 
+/*
+ * abstract-self NAME: listen on the abstract socket "\0NAME" and connect to
+ * it: what must keep working inside a sandbox.
+ */
+static int
+a_abstract_self(int argc, char **argv)
+{
+	struct sockaddr_un	sun;
+	socklen_t		len;
+	int			s;
+
+	if (argc != 2 || strlen(argv[1]) + 2 > sizeof sun.sun_path)
+		return usage();
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path + 1, argv[1], strlen(argv[1]));
+	len = offsetof(struct sockaddr_un, sun_path) + 1 + strlen(argv[1]);
+	if ((s = socket(AF_UNIX, SOCK_STREAM, 0)) == -1 ||
+	    bind(s, (struct sockaddr *)&sun, len) != 0 || listen(s, 1) != 0)
+		return report("abstract-self", -1);
+	return report("abstract-self", unix_connect(argv[1], 1));
+}
+
 /* unix PATH: connect to a unix socket by path. */
 static int
 a_unix(int argc, char **argv)
@@ -684,6 +707,7 @@ static const struct {
 	{ "udp", a_udp },
 	{ "dns", a_dns },
 	{ "abstract", a_abstract },
+	{ "abstract-self", a_abstract_self },
 	{ "unix", a_unix },
 	{ "scan-sockets", a_scan_sockets },
 	{ "steal-fds", a_steal_fds },
