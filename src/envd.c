@@ -41,7 +41,7 @@
 #define CLIENT_OUT_MAX	(1024 * 1024)	/* queued bytes before throttling */
 #define CLIENT_IN_MAX	(FRAME_MAX)	/* one frame, the decoder's limit */
 #define RING_MAX	(64 * 1024)	/* kept per stream for attach */
-#define READ_CHUNK	(256 * 1024)
+#define READ_CHUNK	(64 * 1024)
 #define STDIN_MAX	(1024 * 1024)
 #define DONE_KEEP	16		/* finished commands kept for attach */
 #define SVC_LOG_MAX	(1024 * 1024)	/* then rotated to NAME.log.1 */
@@ -563,8 +563,6 @@ proc_spawn(const cJSON *req, char **cause)
 		if (pipe2(o, O_CLOEXEC) != 0 || pipe2(er, O_CLOEXEC) != 0 ||
 		    pipe2(i, O_CLOEXEC) != 0)
 			fatal("pipe2");
-		/* Bigger pipes: fewer wake-ups when output floods. */
-		fcntl(o[0], F_SETPIPE_SZ, 1024 * 1024);
 	}
 
 	if ((pid = fork()) == -1) {
