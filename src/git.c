@@ -2011,7 +2011,14 @@ jail_write_file(const char *path, const char *text)
 	return r;
 }
 
-/* 0: confined, 1: not possible here (go on unconfined), -1: broken. */
+/* Set once the jail failed half-way: later children do not try. */
+static int	 git_jail_broken;
+
+/*
+ * 0: confined, 1: not possible here (go on unconfined), -1: failed after
+ * the namespaces were made (some LSMs allow unshare but not its use), so
+ * this process cannot go on; the parent retries unconfined.
+ */
 static int
 git_jail_enter(const char *ws)
 {
@@ -2019,7 +2026,7 @@ git_jail_enter(const char *ws)
 	uid_t	 uid = geteuid();
 	gid_t	 gid = getegid();
 
-	if (getenv("HOLT_GIT_NO_JAIL") != NULL)
+	if (git_jail_broken || getenv("HOLT_GIT_NO_JAIL") != NULL)
 		return 1;
 	if (unshare(CLONE_NEWUSER|CLONE_NEWNS) != 0)
 		return 1;
@@ -2123,8 +2130,7 @@ git_jail_run(const char *ws, struct git_jail_call *jc, struct buf *out,
 		close(fds[0]);
 		j = git_jail_enter(ws);
 		if (j == -1) {
-			text = xprintf("J1workspace '%s': cannot confine "
-			    "libgit2 to it: %s", ws, strerror(errno));
+			text = xprintf("R1%s", strerror(errno));
 			file_write_all(fds[1], text, strlen(text));
 			_exit(1);
 		}
@@ -2159,6 +2165,13 @@ git_jail_run(const char *ws, struct git_jail_call *jc, struct buf *out,
 		    "%d)", ws, status);
 		buf_release(&in);
 		return -1;
+	}
+	if (in.data[0] == 'R' && !git_jail_broken) {
+		log_warnx("workspace '%s': cannot confine libgit2 to it (%s); "
+		    "it runs unconfined", ws, in.data + 2);
+		git_jail_broken = warned = 1;
+		buf_release(&in);
+		return git_jail_run(ws, jc, out, cause);
 	}
 	if (in.data[0] == 'U' && !warned) {
 		log_warnx("workspace '%s': user namespaces are not available: "
