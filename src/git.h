@@ -11,7 +11,11 @@
  * replaces it); nothing is run (libgit2 runs no hooks or filter programs);
  * submodules are never entered; symlinks are diffed as links and never
  * followed; files are written through directory descriptors that refuse
- * symlinks, so no write can land outside the workspace.
+ * symlinks, so no write can land outside the workspace. The work-tree
+ * operations (diff, print, revert, commit, has_changes) run in a forked
+ * child confined to the workspace (own user and mount namespaces, chroot):
+ * each costs a fork and the caller waits for that child (waitpid on its
+ * pid only, so a SIGCHLD handler that reaps everything would race it).
  *
  * Tokens reach libgit2 only through its credential callback and libcurl only
  * in the Authorization header; they are never stored in a remote URL.
@@ -21,6 +25,8 @@
  */
 #ifndef GIT_H
 #define GIT_H
+
+#include <stdio.h>
 
 #include <cjson/cJSON.h>
 
