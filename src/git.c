@@ -2103,7 +2103,7 @@ git_jail_run(const char *ws, struct git_jail_call *jc, struct buf *out,
 	size_t		 len = 0;
 	ssize_t		 n;
 	pid_t		 pid;
-	int		 fds[2], status, j, r;
+	int		 fds[2], status = 0, j, r;
 	FILE		*f;
 
 	if (lstat(ws, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
