@@ -479,7 +479,8 @@ stream_command(struct sandbox *sb, int fd, cJSON *req, int tty, int timeout_s)
 	struct frame_decoder	 dec;
 	struct winsize		 ws;
 	struct termios		 tio;
-	char			 data[65536], *cause = NULL;
+	static char		 data[256 * 1024];
+	char			*cause = NULL;
 	const char		*ev, *err;
 	struct buf		 b = BUF_INIT;
 	int			 next_id = 2, in_open = 1, interrupts = 0;

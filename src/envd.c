@@ -41,7 +41,7 @@
 #define CLIENT_OUT_MAX	(1024 * 1024)	/* queued bytes before throttling */
 #define CLIENT_IN_MAX	(FRAME_MAX)	/* one frame, the decoder's limit */
 #define RING_MAX	(64 * 1024)	/* kept per stream for attach */
-#define READ_CHUNK	(64 * 1024)
+#define READ_CHUNK	(256 * 1024)
 #define STDIN_MAX	(1024 * 1024)
 #define DONE_KEEP	16		/* finished commands kept for attach */
 #define SVC_LOG_MAX	(1024 * 1024)	/* then rotated to NAME.log.1 */
@@ -260,19 +260,101 @@ proc_sub(struct proc *p, struct client *c, double id)
 	p->nsubs++;
 }
 
+/*
+ * JSON string escaping for the hot path: runs of plain bytes are copied
+ * whole. The input is valid UTF-8 (envd_data_set's rule), so only control
+ * characters, '"' and '\\' need escapes.
+ */
+static void
+json_escape(struct buf *b, const char *s, size_t n)
+{
+	static unsigned char	 special[256];
+	size_t			 i, start = 0;
+	unsigned char		 c;
+
+	if (!special['"']) {
+		for (i = 0; i < 0x20; i++)
+			special[i] = 1;
+		special['"'] = special['\\'] = 1;
+	}
+	for (i = 0; i < n; i++) {
+		c = (unsigned char)s[i];
+		if (!special[c])
+			continue;
+		buf_add(b, s + start, i - start);
+		start = i + 1;
+		switch (c) {
+		case '"':
+			buf_add(b, "\\\"", 2);
+			break;
+		case '\\':
+			buf_add(b, "\\\\", 2);
+			break;
+		case '\n':
+			buf_add(b, "\\n", 2);
+			break;
+		case '\t':
+			buf_add(b, "\\t", 2);
+			break;
+		case '\r':
+			buf_add(b, "\\r", 2);
+			break;
+		default:
+			buf_addf(b, "\\u%04x", c);
+			break;
+		}
+	}
+	buf_add(b, s + start, n - start);
+}
+
+/*
+ * An output event, encoded by hand: cJSON would copy and escape the chunk
+ * several times over, and this is where a flood of output spends its time.
+ * The same bytes go to every subscriber; only the id differs.
+ */
 static void
 stream_emit(struct proc *p, struct stream *s, const char *data, size_t n)
 {
-	size_t	 i;
-	cJSON	*o;
+	struct buf	 body = BUF_INIT;
+	size_t		 i, len, k;
+	unsigned char	 hdr[4];
+	char		*b64, head[128];
+	struct client	*c;
+	int		 plain;
 
-	for (i = 0; i < p->nsubs; i++) {
-		o = event_new(p->subs[i].id, s->name);
-		cJSON_AddNumberToObject(o, "pid", p->pid);
-		envd_data_set(o, data, n);
-		cJSON_AddNumberToObject(o, "offset", (double)s->end);
-		client_send(p->subs[i].c, o);
+	if (p->nsubs > 0) {
+		buf_grow(&body, n + n / 4 + 160);
+		plain = envd_utf8_ok(data, n);
+		snprintf(head, sizeof head, ",\"event\":\"%s\",\"pid\":%ld,"
+		    "\"offset\":%llu,\"%s\":\"", s->name, (long)p->pid,
+		    (unsigned long long)s->end, plain ? "data" : "data_b64");
+		buf_adds(&body, head);
+		if (plain)
+			json_escape(&body, data, n);
+		else {
+			b64 = envd_b64_encode(data, n);
+			buf_adds(&body, b64);
+			free(b64);
+		}
+		buf_adds(&body, "\"}");
 	}
+	for (i = 0; i < p->nsubs; i++) {
+		c = p->subs[i].c;
+		if (c == NULL || c->dead || c->tcp != -1)
+			continue;
+		snprintf(head, sizeof head, "{\"id\":%.17g", p->subs[i].id);
+		len = strlen(head) + body.len;
+		for (k = 0; k < 4; k++)
+			hdr[k] = (unsigned char)((len >> (24 - 8 * k)) & 0xff);
+		if (c->out_off != 0 && c->out_off == c->out.len) {
+			buf_reset(&c->out);
+			c->out_off = 0;
+		}
+		buf_add(&c->out, hdr, 4);
+		buf_adds(&c->out, head);
+		buf_add(&c->out, body.data, body.len);
+	}
+	buf_release(&body);
 	buf_add(&s->ring, data, n);
 	if (s->ring.len > 2 * RING_MAX)
 		buf_remove_front(&s->ring, s->ring.len - RING_MAX);
@@ -563,6 +645,8 @@ proc_spawn(const cJSON *req, char **cause)
 		if (pipe2(o, O_CLOEXEC) != 0 || pipe2(er, O_CLOEXEC) != 0 ||
 		    pipe2(i, O_CLOEXEC) != 0)
 			fatal("pipe2");
+		/* Bigger pipes: fewer wake-ups when output floods. */
+		fcntl(o[0], F_SETPIPE_SZ, 1024 * 1024);
 	}
 
 	if ((pid = fork()) == -1) {
