@@ -250,10 +250,10 @@ github_pr_from_json(const char *text, struct github_pr *pr)
 	return rc;
 }
 
-/* The open PR of head, if there is one: GET pulls?head=owner:head. */
+/* The open PR of head, if there is one: GET {pulls}?head=owner:head. */
 static int
-github_pr_find(const char *api, const char *token, const char *owner,
-    const char *repo, const char *head, struct github_pr *pr, char **cause)
+github_pr_find(const char *pulls, const char *token, const char *owner,
+    const char *head, struct github_pr *pr, char **cause)
 {
 	struct github_resp	 r;
 	CURL			*c = curl_easy_init();
@@ -269,8 +269,7 @@ github_pr_find(const char *api, const char *token, const char *owner,
 		curl_free(e);
 	}
 	curl_easy_cleanup(c);
-	url = xprintf("%s/repos/%s/%s/pulls?head=%s&state=open", api, owner,
-	    repo, q);
+	url = xprintf("%s?head=%s&state=open", pulls, q);
 	free(q);
 	if (github_request("GET", url, token, NULL, &r, cause) != 0) {
 		free(url);
@@ -348,8 +347,7 @@ github_pr_open(const char *api, const char *token, const char *owner,
 		break;
 	case 422:
 		if (strstr(msg, "already exists") != NULL &&
-		    github_pr_find(api, token, owner, repo, head, pr,
-		    &ign) == 0) {
+		    github_pr_find(url, token, owner, head, pr, &ign) == 0) {
 			pr->existing = 1;
 			rc = 0;
 			break;
