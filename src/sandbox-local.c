@@ -403,6 +403,14 @@ bwrap_argv(struct sandbox *sb)
 	}
 	arg(&argv, &n, "--proc");
 	arg(&argv, &n, "/proc");
+	/*
+	 * bwrap covers /proc/sys only when it is writable, and its
+	 * directories are not; but its files are, for the sandbox user when
+	 * that is the host's root: make the whole tree read-only.
+	 */
+	arg(&argv, &n, "--ro-bind");
+	arg(&argv, &n, "/proc/sys");
+	arg(&argv, &n, "/proc/sys");
 	arg(&argv, &n, "--dev");
 	arg(&argv, &n, "/dev");
 	arg(&argv, &n, "--perms");
@@ -424,6 +432,9 @@ bwrap_argv(struct sandbox *sb)
 	arg(&argv, &n, p);
 	free(p);
 	arg(&argv, &n, ENVD_INSIDE);
+	/* Nothing but the mounts above is writable: not bwrap's root tmpfs. */
+	arg(&argv, &n, "--remount-ro");
+	arg(&argv, &n, "/");
 	arg(&argv, &n, "--chdir");
 	arg(&argv, &n, "/workspace");
 	arg(&argv, &n, "--clearenv");

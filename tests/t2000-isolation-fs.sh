@@ -65,14 +65,12 @@ test_expect_success 'writes into the host'"'"'s system trees fail' '
 	! test -e /etc/holt-attack-$$
 '
 
-# Known breakage: the sandbox's root is bubblewrap's tmpfs, left writable,
-# so files can be made outside the three writable places (lost at stop, but
-# the invariant is that nothing else is writable). bwrap --remount-ro /
-# after the mounts fixes it.
-test_expect_failure 'the sandbox'"'"'s root is read-only' '
+# The sandbox's root is bubblewrap's tmpfs: it must be remounted read-only,
+# or files can be made outside the three writable places.
+test_expect_success 'the sandbox'"'"'s root is read-only' '
 	for p in /holt-attack-$$ /run/holt-attack-$$ /home/holt-attack-$$; do
 		test_must_fail attack "$sbx" write "$p" >out &&
-		! grep ": ok$" out || { echo "wrote $p"; return 1; }
+		grep ": EROFS$" out || { echo "wrote $p"; return 1; }
 	done
 '
 
@@ -83,17 +81,11 @@ test_expect_success 'the writable places are writable (the attack works)' '
 '
 
 # Opened for writing but never written: when this fails it must not change
-# the host. Known breakage when holt runs as root: the sandbox user is then
-# the host's root, /proc/sys (which bubblewrap leaves as it is, its
-# directories being read-only) is the host's, and kernel.core_pattern can
-# be rewritten: code execution as root on the host. bwrap --ro-bind
-# /proc/sys /proc/sys after --proc fixes it.
-if test_have_prereq ROOT; then
-	expect_proc_sys=test_expect_failure
-else
-	expect_proc_sys=test_expect_success
-fi
-$expect_proc_sys 'kernel settings cannot be opened for writing' '
+# the host. When holt runs as root the sandbox user is the host's root and
+# /proc/sys, which bubblewrap leaves as it is (its directories being
+# read-only), is the host's: kernel.core_pattern would mean code execution
+# as root on the host. The sandbox mounts /proc/sys read-only.
+test_expect_success 'kernel settings cannot be opened for writing' '
 	for p in /proc/sys/kernel/core_pattern /proc/sys/vm/drop_caches \
 		/proc/sysrq-trigger /proc/sys/kernel/modprobe; do
 		attack "$sbx" openw "$p" >out
