@@ -77,6 +77,9 @@ git_session_open(const char *name, int *unknown, char **cause)
 		    "not started from a repository)", name);
 		goto fail;
 	}
+	/* [repo ...] sections of holt.conf (git_token, github_api_url). */
+	if (gs->repo != NULL && *gs->repo != '\0')
+		config_select_repo(gs->repo);
 	sbx = paths_join(paths_sandboxes_dir(), sid);
 	gs->workspace = paths_join(sbx, "workspace");
 	free(sbx);

@@ -171,6 +171,22 @@ except Exception:
 	test ! -e evil.hit
 '
 
+test_expect_success HTTPD 'the token and API from holt.conf, per repository' '
+	mkdir -p "$HOLT_HOME/config" &&
+	cat >"$HOLT_HOME/config/holt.conf" <<-EOF &&
+	github_api_url = http://127.0.0.1:2
+	[repo $URL]
+	git_token = $TOKEN
+	github_api_url = http://127.0.0.1:1
+	EOF
+	ws=$(git_ws s1) &&
+	echo conf >>"$ws/b.txt" &&
+	test_expect_code 1 holt pr -t s1 --branch from-conf 2>err &&
+	grep "could not reach .http://127.0.0.1:1/" err &&
+	git -C srv/o/proj.git rev-parse -q --verify refs/heads/from-conf &&
+	rm "$HOLT_HOME/config/holt.conf"
+'
+
 test_expect_success HTTPD 'nothing holt wrote holds the token' '
 	! grep -r -a -l -F "$TOKEN" "$HOLT_HOME" &&
 	b64=$(printf "x-access-token:%s" "$TOKEN" | base64) &&
