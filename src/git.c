@@ -1366,6 +1366,7 @@ git_revert_hunk_impl(const char *ws, const char *base, const char *path,
 	const git_diff_hunk	*h;
 	const git_diff_line	*l;
 	const git_diff_delta	*d;
+	git_index		*idx;
 	struct buf		 oldside = BUF_INIT, newside = BUF_INIT, out = BUF_INIT;
 	char			*data = NULL;
 	size_t			 len, nl, j, line, off, start;
@@ -1423,7 +1424,18 @@ git_revert_hunk_impl(const char *ws, const char *base, const char *path,
 	buf_add(&out, data, off);
 	buf_add(&out, buf_str(&oldside), oldside.len);
 	buf_add(&out, data + off + newside.len, len - off - newside.len);
-	if (ws_write(ws, path, buf_str(&out), out.len, mode, cause) != 0)
+	if (out.len == 0 && (d->status == GIT_DELTA_ADDED ||
+	    d->status == GIT_DELTA_UNTRACKED)) {
+		/* The whole of a new file: it goes, as with revert-file. */
+		if (ws_remove(ws, path, cause) != 0)
+			goto out;
+		if (git_repository_index(&idx, repo) == 0) {
+			git_index_remove_bypath(idx, path);
+			git_index_write(idx);
+			git_index_free(idx);
+		}
+	} else if (ws_write(ws, path, buf_str(&out), out.len, mode,
+	    cause) != 0)
 		goto out;
 	rc = 0;
 out:

@@ -201,6 +201,13 @@ test_expect_success 'revert a hunk at the end of a file without a newline' '
 	echo keep >expect && test_cmp expect "$ws/keep.txt"
 '
 
+test_expect_success 'revert the only hunk of a new file: the file goes' '
+	ws=$(git_ws s1) && base=$(git_base s1) &&
+	printf "one\ntwo\n" >"$ws/fresh.txt" &&
+	git_tool revert-hunk "$ws" "$base" fresh.txt 0 &&
+	test ! -e "$ws/fresh.txt"
+'
+
 test_expect_success 'revert-hunk refuses a stale hunk index and binary files' '
 	ws=$(git_ws s1) && base=$(git_base s1) &&
 	test_must_fail git_tool revert-hunk "$ws" "$base" mod.txt 5 2>err &&
