@@ -37,12 +37,16 @@ model_openai_message(const cJSON *m)
 		return out;
 	}
 	calls = cJSON_GetObjectItemCaseSensitive(m, "tool_calls");
+	if (!cJSON_IsArray(calls) || cJSON_GetArraySize(calls) == 0) {
+		/* Without tool calls, content may not be null. */
+		cJSON_AddStringToObject(out, "content",
+		    content != NULL ? content : "");
+		return out;
+	}
 	if (content != NULL && *content != '\0')
 		cJSON_AddStringToObject(out, "content", content);
 	else
 		cJSON_AddNullToObject(out, "content");
-	if (!cJSON_IsArray(calls) || cJSON_GetArraySize(calls) == 0)
-		return out;
 	arr = cJSON_AddArrayToObject(out, "tool_calls");
 	cJSON_ArrayForEach(call, calls) {
 		id = json_str(call, "id");

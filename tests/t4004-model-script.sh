@@ -48,6 +48,18 @@ test_expect_success 'the model may be freed from its last callback' '
 	grep "^error: script: .*no turn left" freed.out
 '
 
+test_expect_success PYTHON 'an empty reply goes back as a message the APIs accept' '
+	write_script empty.json "{\"text\":\"\"}" "{\"expect\":{\"last_user_message_contains\":\"go on\"},\"text\":\"ok\"}" &&
+	start_mock empty.json &&
+	$TEST_MODEL -n 2 -b "$MOCK_URL/v1" openai:m >e1;
+	stop_mock &&
+	start_mock empty.json &&
+	$TEST_MODEL -n 2 -b "$MOCK_URL" anthropic:m >e2;
+	stop_mock &&
+	$TEST_MODEL -n 2 script:empty.json >e3 &&
+	grep "^text: ok$" e1 && grep "^text: ok$" e2 && grep "^text: ok$" e3
+'
+
 test_expect_success 'script: stop reasons' '
 	grep "^stop:" script.out >stops &&
 	printf "stop: tool_use\nstop: tool_use\nstop: end_turn\n" >expect &&
