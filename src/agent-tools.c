@@ -609,7 +609,7 @@ read_request(const char *path)
 
 	cJSON_AddStringToObject(req, "op", "read");
 	cJSON_AddStringToObject(req, "path", path);
-	cJSON_AddNumberToObject(req, "limit", READ_MAX);
+	cJSON_AddNumberToObject(req, "length", READ_MAX);
 	return req;
 }
 

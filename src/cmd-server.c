@@ -1,24 +1,91 @@
 /*
- * cmd-server.c: placeholder commands, not built yet.
+ * cmd-server.c: holt server and holt kill-server.
  */
-#include "holt.h"
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "server.h"
 
 static int
-cmd_not_yet(int argc, char **argv)
+cmd_server_exec(int argc, char **argv)
 {
-	if (cmd_wants_help(argc, argv)) {
-		printf("holt %s: not yet\n", argv[0]);
-		return EXIT_OK;
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int	 ch, foreground = 0, fd;
+	char	*cause = NULL;
+
+	while ((ch = getopt_long(argc, argv, "fh", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'f':
+			foreground = 1;
+			break;
+		case 'h':
+			printf("usage: holt server [-f]\n\n"
+			    "Run the server that owns the sessions. Any holt "
+			    "command starts it when needed;\n-f keeps it in the "
+			    "foreground (its log goes beside its socket).\n");
+			return EXIT_OK;
+		default:
+			fprintf(stderr, "usage: holt server [-f]\n");
+			return EXIT_USAGE;
+		}
 	}
-	fprintf(stderr, "holt: %s: not yet\n", argc > 0 ? argv[0] : "holt");
-	return EXIT_ERR;
+	if (cmd_wants_help(argc, argv))
+		return EXIT_OK;
+	if (foreground)
+		return server_main(1);
+	/* In the background: the same as any client starting it. */
+	if ((fd = client_connect(1, &cause)) == -1) {
+		fprintf(stderr, "holt: %s\n", cause);
+		free(cause);
+		return EXIT_ERR;
+	}
+	close(fd);
+	return EXIT_OK;
 }
 
 const struct cmd_entry cmd_server_entry = {
-	"server", "[-f]", "run the server", cmd_not_yet
+	"server", "[-f]", "run the server", cmd_server_exec
 };
+
+static int
+cmd_kill_server_exec(int argc, char **argv)
+{
+	cJSON	*req, *rep;
+	char	*cause = NULL, *path;
+	int	 i;
+	pid_t	 pid;
+
+	if (cmd_wants_help(argc, argv)) {
+		printf("usage: holt kill-server\n\nStop the server. Sessions "
+		    "and their sandboxes stay; the next holt command\nstarts "
+		    "a server that picks them up again.\n");
+		return EXIT_OK;
+	}
+	req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "type", "kill-server");
+	if ((rep = client_request(req, 0, &cause)) == NULL) {
+		fprintf(stderr, "holt: %s\n", cause);
+		free(cause);
+		return EXIT_ERR;
+	}
+	/* Return once it is gone, so a next command starts a fresh one. */
+	pid = (pid_t)json_num(rep, "pid", 0);
+	cJSON_Delete(rep);
+	path = client_socket_path();
+	for (i = 0; i < 500 && (access(path, F_OK) == 0 ||
+	    (pid > 0 && kill(pid, 0) == 0)); i++)
+		usleep(10000);
+	free(path);
+	return EXIT_OK;
+}
 
 const struct cmd_entry cmd_kill_server_entry = {
-	"kill-server", "", "stop the server", cmd_not_yet
+	"kill-server", "", "stop the server", cmd_kill_server_exec
 };
-

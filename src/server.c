@@ -584,8 +584,20 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 		return;
 	}
 	if (strcmp(type, "kill-server") == 0) {
-		srv_reply_ok(c, NULL);
-		bufferevent_flush(c->bev, EV_WRITE, BEV_FLUSH);
+		/* Answer before the loop ends: write it out now, blocking. */
+		struct evbuffer *out = bufferevent_get_output(c->bev);
+		int fd = (int)bufferevent_getfd(c->bev);
+		cJSON *ok = cJSON_CreateObject();
+		char *data;
+		size_t len;
+		cJSON_AddStringToObject(ok, "type", "ok");
+		cJSON_AddNumberToObject(ok, "pid", (double)getpid());
+		data = frame_encode(ok, &len);
+		cJSON_Delete(ok);
+		evbuffer_drain(out, evbuffer_get_length(out));
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+		file_write_all(fd, data, len);
+		free(data);
 		srv_exiting = 1;
 		event_base_loopexit(srv_base, NULL);
 		return;

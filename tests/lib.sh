@@ -102,10 +102,16 @@ test_expect_failure() {
 
 test_have_prereq() {
 	case "$1" in
+	*,*)
+		for _p in $(echo "$1" | tr , " "); do
+			test_have_prereq "$_p" || return 1
+		done
+		return 0 ;;
 	TMUX) command -v tmux >/dev/null ;;
 	BWRAP) command -v bwrap >/dev/null ;;
 	ROOT) [ "$(id -u)" = 0 ] ;;
 	PYTHON) command -v python3 >/dev/null ;;
+	SYSPYTHON) test -x /usr/bin/python3 ;;
 	*) return 1 ;;
 	esac
 }

@@ -1,0 +1,44 @@
+# tests/lib-engine.sh: helpers for the agent engine's tests, after lib.sh.
+#
+# make_repo DIR: a small git repository with a failing unit test.
+# write_policy: a fixed user policy, so verdicts do not depend on defaults.
+# events_of FILE TYPE: the events of one type, one JSON per line.
+
+make_repo() {
+	mkdir -p "$1" &&
+	(
+		cd "$1" &&
+		git init -q -b main . &&
+		git config user.email t@example.com &&
+		git config user.name tester &&
+		printf 'def add(a, b):\n    return a - b\n' >calc.py &&
+		printf 'hello\n' >README &&
+		printf 'import calc\nassert calc.add(2, 3) == 5, "add is wrong"\nprint("ok")\n' >test_calc.py &&
+		git add . &&
+		git commit -q -m initial
+	)
+}
+
+write_policy() {
+	mkdir -p "$HOLT_HOME/config" &&
+	cat >"$HOLT_HOME/config/policy" <<-\EOP
+	allow ^(cat|ls|echo|true|sleep|wc|head|grep)(\s|$)
+	allow ^python3 test_calc\.py$
+	ask ^python3(\s|$)
+	deny ^(curl|wget)(\s|$)
+	EOP
+}
+
+events_of() {
+	grep "\"type\":\"$2\"" "$1"
+}
+
+# The session directory's event log.
+session_log() {
+	echo "$HOLT_HOME/data/sessions/$1/events.jsonl"
+}
+
+# Count sandboxes on disk.
+count_sandboxes() {
+	ls "$HOLT_HOME/data/sandboxes" 2>/dev/null | grep -c '^sbx-'
+}

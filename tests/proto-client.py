@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""A raw client of holt's server protocol, for tests.
+
+  proto-client.py SOCKET send JSON...        send frames, print every reply
+                                             frame as a JSON line
+  proto-client.py SOCKET garbage KIND        send bad input: random, huge,
+                                             half, before-hello, not-json
+
+Options: --wait S (keep reading S seconds after the last request, default
+0.5), --until TYPE (stop once a frame of that type arrives).
+"""
+import json, os, socket, struct, sys, time
+
+def frame(obj):
+    data = json.dumps(obj).encode()
+    return struct.pack(">I", len(data)) + data
+
+def read_frames(sock, wait, until):
+    buf = b""
+    end = time.time() + wait
+    sock.settimeout(0.1)
+    while time.time() < end:
+        try:
+            chunk = sock.recv(65536)
+        except socket.timeout:
+            continue
+        except OSError:
+            break
+        if not chunk:
+            print(json.dumps({"type": "closed"}), flush=True)
+            return
+        buf += chunk
+        while len(buf) >= 4:
+            n = struct.unpack(">I", buf[:4])[0]
+            if len(buf) < 4 + n:
+                break
+            obj = json.loads(buf[4:4 + n])
+            buf = buf[4 + n:]
+            print(json.dumps(obj), flush=True)
+            if until and obj.get("type") == until:
+                return
+
+def main():
+    args = sys.argv[1:]
+    wait, until = 0.5, None
+    while args and args[0].startswith("--"):
+        if args[0] == "--wait":
+            wait = float(args[1]); args = args[2:]
+        elif args[0] == "--until":
+            until = args[1]; args = args[2:]
+        else:
+            sys.exit("unknown option " + args[0])
+    path, mode = args[0], args[1]
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(path)
+    if mode == "send":
+        for a in args[2:]:
+            sock.sendall(frame(json.loads(a)))
+            time.sleep(0.05)
+        read_frames(sock, wait, until)
+    elif mode == "garbage":
+        kind = args[2]
+        if kind == "random":
+            sock.sendall(os.urandom(4096))
+        elif kind == "huge":
+            sock.sendall(struct.pack(">I", 1 << 30) + b"{")
+        elif kind == "half":
+            sock.sendall(frame({"type": "hello", "version": 1})[:7])
+            sock.close()
+            return
+        elif kind == "before-hello":
+            sock.sendall(frame({"type": "ls"}))
+        elif kind == "not-json":
+            sock.sendall(frame({"type": "hello", "version": 1}))
+            sock.sendall(struct.pack(">I", 5) + b"{{{{{")
+        read_frames(sock, wait, until)
+    sock.close()
+
+if __name__ == "__main__":
+    main()
