@@ -977,14 +977,58 @@ git_patch_json(git_patch *patch)
 	return f;
 }
 
+/*
+ * libgit2 gives a type change (file to link, link to file) no content; the
+ * same diff without type changes has it as a delete and an add of the path,
+ * whose hunks are the file's (as git diff prints it).
+ */
+static void
+git_typechange_fill(cJSON *f, git2_diff *split)
+{
+	const git_diff_delta	*d;
+	const char		*path = json_str(f, "path");
+	git_patch		*p;
+	cJSON			*pj, *hunks, *h;
+	size_t			 i, n = git_diff_num_deltas(split);
+	double			 add = 0, del = 0;
+
+	hunks = cJSON_GetObjectItemCaseSensitive(f, "hunks");
+	for (i = 0; i < n; i++) {
+		d = git_diff_get_delta(split, i);
+		if (strcmp(d->status == GIT_DELTA_DELETED ? d->old_file.path :
+		    d->new_file.path, path) != 0)
+			continue;
+		if (git_patch_from_diff(&p, split, i) != 0 || p == NULL)
+			continue;
+		pj = git_patch_json(p);
+		git_patch_free(p);
+		if (json_bool(pj, "binary", 0))
+			cJSON_ReplaceItemInObject(f, "binary",
+			    cJSON_CreateBool(1));
+		add += json_num(pj, "additions", 0);
+		del += json_num(pj, "deletions", 0);
+		while ((h = cJSON_DetachItemFromArray(cJSON_GetObjectItem(pj,
+		    "hunks"), 0)) != NULL) {
+			/* The delete first, as git prints it. */
+			if (d->status == GIT_DELTA_DELETED)
+				cJSON_InsertItemInArray(hunks, 0, h);
+			else
+				cJSON_AddItemToArray(hunks, h);
+		}
+		cJSON_Delete(pj);
+	}
+	cJSON_ReplaceItemInObject(f, "additions", cJSON_CreateNumber(add));
+	cJSON_ReplaceItemInObject(f, "deletions", cJSON_CreateNumber(del));
+}
+
 static cJSON *
 git_diff_impl(const char *ws, const char *base, char **cause)
 {
 	git_repository	*repo;
-	git2_diff	*diff;
+	git2_diff	*diff, *split = NULL;
 	git_patch	*patch;
 	git_commit	*c;
-	cJSON		*out, *files;
+	cJSON		*out, *files, *f;
 	size_t		 i, n;
 	char		 hex[GIT_OID_HEXSZ + 1];
 
@@ -1008,9 +1052,21 @@ git_diff_impl(const char *ws, const char *base, char **cause)
 		}
 		if (patch == NULL)
 			continue;
-		cJSON_AddItemToArray(files, git_patch_json(patch));
+		f = git_patch_json(patch);
+		cJSON_AddItemToArray(files, f);
+		if (git_patch_get_delta(patch)->status == GIT_DELTA_TYPECHANGE) {
+			if (split == NULL && git_make_diff(repo, base, 0, &split,
+			    NULL, cause) != 0) {
+				git_patch_free(patch);
+				cJSON_Delete(out);
+				out = NULL;
+				break;
+			}
+			git_typechange_fill(f, split);
+		}
 		git_patch_free(patch);
 	}
+	git_diff_free(split);
 	git_commit_free(c);
 	git_diff_free(diff);
 	git_repository_free(repo);

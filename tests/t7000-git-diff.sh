@@ -86,7 +86,11 @@ s = f[\"script.sh\"]
 assert (s[\"old_mode\"], s[\"new_mode\"]) == (\"100644\", \"100755\"), s
 assert f[\"link\"][\"new_mode\"] == \"120000\"
 assert {\"origin\": \"+\", \"text\": \"mod.txt\"} in f[\"link\"][\"hunks\"][0][\"lines\"]
-assert f[\"tc\"][\"status\"] == \"typechange\", f[\"tc\"]
+t = f[\"tc\"]
+assert t[\"status\"] == \"typechange\" and t[\"new_mode\"] == \"120000\", t
+assert [[l[\"origin\"] + l[\"text\"] for l in h[\"lines\"]] for h in t[\"hunks\"]] == \
+	[[\"-file\"], [\"+keep.txt\"]], t
+assert (t[\"additions\"], t[\"deletions\"]) == (1, 1), t
 assert f[\"added.txt\"][\"status\"] == \"added\" and f[\"added.txt\"][\"old_mode\"] == \"\"
 assert f[\"staged.txt\"][\"status\"] == \"modified\"
 " <d.json
