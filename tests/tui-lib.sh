@@ -53,13 +53,21 @@ tui_screen() {
 }
 
 tui_wait() {
-	test_wait_for "${3:-50}" "$TUI_TMUX capture-pane -p -t '$1' | grep -a -q -e '$2'" || {
-		echo "--- screen of $1:"; tui_screen "$1"; return 1; }
+	test_wait_for "${3:-50}" "$TUI_TMUX capture-pane -p -t '$1' | grep -a -q -e '$2'" 2>/dev/null ||
+		tui_failed "$@"
 }
 
 tui_gone() {
-	test_wait_for "${3:-50}" "! $TUI_TMUX capture-pane -p -t '$1' | grep -a -q -e '$2'" || {
-		echo "--- screen of $1:"; tui_screen "$1"; return 1; }
+	test_wait_for "${3:-50}" "! $TUI_TMUX capture-pane -p -t '$1' | grep -a -q -e '$2'" 2>/dev/null ||
+		tui_failed "$@"
+}
+
+# The screen (its non-blank lines, cut) and what was awaited, last.
+tui_failed() {
+	echo "--- screen of $1:"
+	tui_screen "$1" | grep -a -v "^[│ ]*\$" | cut -c1-160 | head -n 32
+	echo "--- waited for: $2"
+	return 1
 }
 
 tui_keys() {

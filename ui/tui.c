@@ -691,6 +691,8 @@ tui_draw(struct tui *t)
 			wnoutrefresh(t->over);
 		}
 		t->overlay_dirty = 0;
+		if (t->prompt_on)	/* over the overlay's last row */
+			tui_draw_prompt(t);
 	} else {
 		for (i = 0; i < PANE_COUNT; i++) {
 			struct pane *p = &t->panes[i];
@@ -710,8 +712,12 @@ tui_draw(struct tui *t)
 			tui_draw_prompt(t);
 		if (approval_count(t->approval) > 0) {
 			if (any || t->modal_dirty || t->modal == NULL) {
-				mh = t->rows * 2 / 3;
 				mw = t->cols * 4 / 5;
+				mh = approval_height(t->approval, mw);
+				if (mh > t->rows * 2 / 3)
+					mh = t->rows * 2 / 3;
+				if (mh < 8)
+					mh = 8;
 				tui_place(&t->modal, mh, (t->cols - mw) / 2,
 				    (t->rows - mh) / 2, mw);
 				if (t->modal != NULL) {
@@ -728,7 +734,7 @@ tui_draw(struct tui *t)
 		}
 	}
 	/* The cursor sits in the line being edited, else it is hidden. */
-	if (t->prompt_on && !t->overlay_on && t->panes[PANE_INPUT].win) {
+	if (t->prompt_on && t->panes[PANE_INPUT].win) {
 		curs_set(1);
 		tui_draw_prompt(t);
 	} else if (t->focus == PANE_INPUT && !t->overlay_on &&
@@ -855,6 +861,11 @@ tui_edit_key(struct buf *b, size_t *cur, int key)
 			start++;
 		memmove(b->data + *cur, b->data + start, b->len - start + 1);
 		b->len -= start - *cur;
+		return 1;
+	case KEYC_CTRL('u'):
+		memmove(b->data, b->data + *cur, b->len - *cur + 1);
+		b->len -= *cur;
+		*cur = 0;
 		return 1;
 	case KEYC_CTRL('k'):
 		b->len = *cur;

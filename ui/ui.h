@@ -241,6 +241,7 @@ void	 approval_free(struct approval *);
 void	 approval_event(struct approval *, const cJSON *event);
 void	 approval_state(struct approval *, const cJSON *state);
 int	 approval_count(struct approval *);
+int	 approval_height(struct approval *, int w);	/* rows wanted */
 int	 approval_key(struct approval *, int key);	/* 1 if taken */
 void	 approval_draw(struct approval *, WINDOW *, int w, int h);
 

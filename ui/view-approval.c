@@ -228,7 +228,8 @@ approval_key(struct approval *a, int key)
 	case ACT_ALWAYS:
 		a->wider = 0;
 		rule = approval_rule(r, 0);
-		tui_prompt(a->tui, "always allow, rule (Tab: wider):",
+		tui_prompt(a->tui, rule != NULL ? "always allow, rule (Tab: "
+		    "wider):" : "always allow, rule (none proposed, type one):",
 		    rule != NULL ? rule : "", approval_always_cb, a);
 		tui_prompt_on_tab(a->tui, approval_tab_cb);
 		break;
@@ -253,6 +254,31 @@ approval_key(struct approval *a, int key)
 		return 0;
 	}
 	return 1;
+}
+
+/* Rows the modal needs for the oldest request, borders included. */
+int
+approval_height(struct approval *a, int w)
+{
+	const cJSON	*r = approval_head(a);
+	const char	*s, *p;
+	int		 h = 2 + 2, n;
+
+	if (r == NULL)
+		return 0;
+	if ((s = json_str(r, "command")) != NULL || (s = json_str(r, "path")))
+		h += 1 + text_width(s, strlen(s)) / (w > 16 ? w - 16 : 1);
+	h += json_str(r, "cwd") != NULL;
+	h += json_str(r, "verdict") != NULL;
+	if ((n = cJSON_GetArraySize(cJSON_GetObjectItem(r, "parts"))) > 0)
+		h += 1 + n;
+	h += approval_rule(r, 0) != NULL;
+	if ((s = json_str(r, "diff")) != NULL) {
+		for (n = 2, p = s; (p = strchr(p, '\n')) != NULL; p++)
+			n++;
+		h += n;
+	}
+	return h;
 }
 
 static enum ui_role

@@ -8,6 +8,7 @@
  * [{"header","lines":[{"origin","text"}]}]}]}. This view never computes a
  * diff.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,9 +66,9 @@ diff_build(struct diffview *d)
 	d->nhunks = 0;
 	files = cJSON_GetObjectItem(d->diff, "files");
 	cJSON_ArrayForEach(f, files) {
-		diff_row(d, DR_FILE, json_str(f, "path"),
-		    json_str(f, "status") != NULL ? *json_str(f, "status") : 'M',
-		    fi, -1);
+		o = json_str(f, "status");
+		diff_row(d, DR_FILE, json_str(f, "path"), o != NULL && *o != '\0' ?
+		    (char)toupper((unsigned char)*o) : 'M', fi, -1);
 		if (json_bool(f, "binary", 0))
 			diff_row(d, DR_NOTE, "binary file", ' ', fi, -1);
 		hunks = cJSON_GetObjectItem(f, "hunks");
