@@ -43,6 +43,7 @@ struct model {
 	const char	*key_conf;	/* openai_api_key ... */
 	struct model_script *script;
 	struct curl_slist *headers;
+	int		 no_stream_options;	/* the server refused them */
 
 	CURLM		*multi;
 	struct event_base *evbase;
@@ -106,6 +107,7 @@ struct model_request {
 static void	model_request_free(struct model_request *);
 static void	model_request_unlink(struct model_request *);
 static void	model_attempt_done(struct model_request *, CURLcode);
+static void	model_strip_stream_options(struct model_request *);
 
 const char *
 model_error_name(enum model_error err)
@@ -687,6 +689,18 @@ model_attempt_done(struct model_request *req, CURLcode code)
 			model_finish_done(req, reply);
 		return;
 	}
+	if (m->kind == MODEL_OPENAI && req->status == 400 &&
+	    !m->no_stream_options &&
+	    strstr(buf_str(&req->errbody), "stream_options") != NULL) {
+		/*
+		 * An older compatible server that does not know
+		 * stream_options: ask again without it (and no usage).
+		 */
+		m->no_stream_options = 1;
+		model_strip_stream_options(req);
+		model_wake_in(req, REQ_START, 0);
+		return;
+	}
 	if (req->status >= 300 && req->status < 400) {
 		model_finish(req, MODEL_ERR_OTHER, xprintf("%s: %s redirects "
 		    "elsewhere (HTTP %ld%s%s); set base_url to the final "
@@ -701,6 +715,19 @@ model_attempt_done(struct model_request *req, CURLcode code)
 		model_retry(req, err, msg);
 	else
 		model_finish(req, err, msg);
+}
+
+static void
+model_strip_stream_options(struct model_request *req)
+{
+	cJSON	*body;
+
+	if ((body = cJSON_Parse(req->body)) == NULL)
+		return;
+	cJSON_DeleteItemFromObjectCaseSensitive(body, "stream_options");
+	free(req->body);
+	req->body = json_print(body);
+	cJSON_Delete(body);
 }
 
 /* script: -------------------------------------------------------------- */
@@ -924,8 +951,12 @@ model_request(struct model *m, struct event_base *base,
 		}
 	} else {
 		model_bind(m, base);
-		if (m->kind == MODEL_OPENAI)
+		if (m->kind == MODEL_OPENAI) {
 			body = model_openai_body(m->name, messages, tools);
+			if (m->no_stream_options)
+				cJSON_DeleteItemFromObjectCaseSensitive(body,
+				    "stream_options");
+		}
 		else {
 			mt = config_get("max_tokens");
 			max_tokens = mt != NULL ? strtoll(mt, NULL, 10) : 0;

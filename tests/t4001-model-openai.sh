@@ -86,6 +86,17 @@ test_expect_success PYTHON 'a server that ignores stream: true is understood' '
 	test_cmp expect actual
 '
 
+test_expect_success PYTHON 'a server that refuses stream_options is asked again without' '
+	write_script s.json "{\"text\":\"one\"}" "{\"text\":\"two\"}" &&
+	start_mock s.json --reject-stream-options --log so.log &&
+	$TEST_MODEL -n 2 -b "$MOCK_URL/v1" openai:m >actual;
+	stop_mock &&
+	grep "^text: one$" actual && grep "^text: two$" actual &&
+	! grep "^retry:" actual &&
+	test $(grep -c stream_options so.log) = 1 &&
+	test $(wc -l <so.log) = 3
+'
+
 test_expect_success 'the default endpoint needs a key' '
 	test_expect_code 2 $TEST_MODEL openai:gpt-test >actual &&
 	grep "openai: no API key; set OPENAI_API_KEY or openai_api_key in holt.conf" actual
