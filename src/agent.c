@@ -1404,6 +1404,17 @@ agent_set_mode(struct agent *a, const char *mode, char **cause)
 	return 0;
 }
 
+int
+agent_wake(struct agent *a, char **cause)
+{
+	int	 rc;
+
+	rc = agent_envd(a, cause);
+	if (a->cb.state != NULL)
+		a->cb.state(a->arg);
+	return rc;
+}
+
 const char *
 agent_name(struct agent *a)
 {

@@ -75,6 +75,8 @@ int	 agent_approve(struct agent *, const char *request_id,
 	     const char *command, const char *by, char **cause);
 void	 agent_interrupt(struct agent *, const char *by);
 int	 agent_set_mode(struct agent *, const char *mode, char **cause);
+/* Start or resume the sandbox (after a reboot it is stopped) and connect. */
+int	 agent_wake(struct agent *, char **cause);
 const char *agent_name(struct agent *);
 enum agent_state agent_get_state(struct agent *);
 const char *agent_state_name(enum agent_state);

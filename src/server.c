@@ -34,7 +34,7 @@
 #include "session.h"
 
 #define CLIENT_FRAME_MAX	(1U * 1024 * 1024)	/* from a client */
-#define CLIENT_LIVE_MAX		(4U * 1024 * 1024)	/* then drop live-only */
+#define CLIENT_LIVE_MAX		(1U * 1024 * 1024)	/* then drop live-only */
 #define CLIENT_QUEUE_MAX	(64U * 1024 * 1024)	/* then drop the client */
 #define SNAPSHOT_DEFAULT	2000
 
@@ -457,6 +457,12 @@ srv_do_attach(struct srv_client *c, const cJSON *req)
 
 	if ((s = srv_need_session(c, req)) == NULL)
 		return;
+	/* After a reboot the sandbox is stopped: attaching starts it. */
+	if (agent_wake(s->agent, &cause) != 0) {
+		log_warnx("session '%s': %s", s->name, cause);
+		free(cause);
+		cause = NULL;
+	}
 	events = eventlog_read(s->name, &warning, &cause);
 	if (events == NULL) {
 		srv_reply_error(c, "%s", cause);
