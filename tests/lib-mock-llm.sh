@@ -12,6 +12,9 @@
 TEST_MODEL=$HOLT_BUILD_DIR/tests/helper/holt-test-model
 export TEST_MODEL
 
+# The mock is on loopback: no proxy may stand in between.
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+
 start_mock() {
 	_script=$1
 	shift
