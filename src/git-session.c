@@ -142,8 +142,15 @@ git_session_pr_defaults(struct git_session *gs, char **title, char **body)
 
 	if (summary != NULL) {
 		*title = xstrndup(summary, strcspn(summary, "\n"));
-		if (strlen(*title) > 72)
-			(*title)[72] = '\0';
+		if (strlen(*title) > 72) {
+			size_t	 n = 72;
+
+			/* Not in the middle of a UTF-8 character. */
+			while (n > 0 && ((unsigned char)(*title)[n] & 0xc0) ==
+			    0x80)
+				n--;
+			(*title)[n] = '\0';
+		}
 		*body = summary;
 	} else {
 		*title = xprintf("holt: %s", gs->name);

@@ -312,6 +312,20 @@ test_expect_success 'holt pr --local again: the branch is ours, moved forward' '
 	echo more >expect && test_cmp expect actual
 '
 
+test_expect_success 'the default title: the summary first line, cut at a character' '
+	git_session s4 "$TRASH_DIRECTORY/src" &&
+	long=$(python3 -c "print(\"a\" + \"\\u00e9\" * 50)") &&
+	printf "{\"seq\":1,\"type\":\"assistant.message\",\"text\":\"%s\\\\nmore\"}\n" "$long" \
+		>"$HOLT_HOME/data/sessions/s4/events.jsonl" &&
+	echo x >>"$(git_ws s4)/mod.txt" &&
+	holt pr -t s4 --local 2>err &&
+	git -C src log -1 --format=%s holt/s4 >subject &&
+	python3 -c "print(\"a\" + \"\\u00e9\" * 35)" >expect &&
+	test_cmp expect subject &&
+	git -C src log -1 --format=%b holt/s4 >body &&
+	grep "^more$" body
+'
+
 test_expect_success 'holt pr with no changes since the base says so' '
 	git_session s3 "$TRASH_DIRECTORY/src" &&
 	ws=$(git_ws s3) &&
