@@ -696,6 +696,25 @@ a_daemon(int argc, char **argv)
 	return 0;
 }
 
+/*
+ * syscalls N: not an attack: the nanoseconds per call of N getppid() calls,
+ * the cheapest system call, for bench/seccomp.sh (the filter's cost).
+ */
+static int
+a_syscalls(int argc, char **argv)
+{
+	struct timespec	a, b;
+	long		n = argc > 1 ? atol(argv[1]) : 1000000, i;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 +
+	    (b.tv_nsec - a.tv_nsec)) / n);
+	return 0;
+}
+
 static const struct {
 	const char	*name;
 	int		(*fn)(int, char **);
@@ -731,6 +750,7 @@ static const struct {
 	{ "memhog", a_memhog },
 	{ "sleep", a_sleep },
 	{ "daemon", a_daemon },
+	{ "syscalls", a_syscalls },
 };
 
 int
