@@ -542,13 +542,76 @@ static void
 child_setup_common(void)
 {
 	sigset_t	 set;
-	int		 i;
+	int		 i, fd;
 
 	sigemptyset(&set);
 	sigprocmask(SIG_SETMASK, &set, NULL);
 	for (i = 1; i < NSIG; i++)
 		signal(i, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, 0);
+	/* The host made envd the OOM killer's last choice; not its children. */
+	if ((fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC)) != -1) {
+		if (write(fd, "0", 1) != 1)
+			_exit(126);
+		close(fd);
+	}
+}
+
+/*
+ * Every command runs under a small shim, the leader of its session and a
+ * child subreaper: a daemon that double-forks and leaves the session is
+ * re-parented to the shim, not to envd, so it stays in the command's tree
+ * and a timeout or kill finds it. The shim returns in the child, which
+ * goes on to exec the command; the shim itself waits for it and exits the
+ * same way (code, or the same signal), ignoring the signals meant for the
+ * command's process group. Costs one fork per command.
+ */
+static void
+shim(void)
+{
+	pid_t	 pid, main_pid;
+	int	 status, main_status = 0, nullfd, sig;
+	static const int ignored[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+	    SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE,
+	    SIGALRM };
+	size_t	 k;
+
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+	prctl(PR_SET_NAME, "holt-shim");
+	if ((main_pid = fork()) == -1)
+		_exit(126);
+	if (main_pid == 0) {
+		prctl(PR_SET_CHILD_SUBREAPER, 0);
+		return;
+	}
+	for (k = 0; k < nitems(ignored); k++)
+		signal(ignored[k], SIG_IGN);
+	if ((nullfd = open("/dev/null", O_RDWR)) != -1) {
+		dup2(nullfd, 0);
+		dup2(nullfd, 1);
+		dup2(nullfd, 2);
+		if (nullfd > 2)
+			close(nullfd);
+	}
+	for (;;) {
+		pid = waitpid(-1, &status, 0);
+		if (pid == -1 && errno == EINTR)
+			continue;
+		if (pid == -1)
+			break;
+		if (pid == main_pid) {
+			main_status = status;
+			break;
+		}
+	}
+	if (WIFSIGNALED(main_status)) {
+		sig = WTERMSIG(main_status);
+		signal(sig, SIG_DFL);
+		prctl(PR_SET_DUMPABLE, 0);	/* no core of the shim */
+		kill(getpid(), sig);
+		_exit(128 + sig);
+	}
+	_exit(WEXITSTATUS(main_status));
 }
 
 static char **
@@ -669,6 +732,7 @@ proc_spawn(const cJSON *req, char **cause)
 			dup2(er[1], 2);
 		}
 		close_range(3, ~0U, 0);
+		shim();
 		env = cJSON_GetObjectItemCaseSensitive(req, "env");
 		cJSON_ArrayForEach(e, env) {
 			if (cJSON_IsString(e) && e->string != NULL)
@@ -1672,6 +1736,10 @@ client_write(struct client *c)
 	c->out_off += (size_t)n;
 	if (c->out_off == c->out.len) {
 		buf_reset(&c->out);
+		c->out_off = 0;
+	} else if (c->out_off >= 256 * 1024 && c->out_off >= c->out.len / 2) {
+		/* A client that never quite catches up: reclaim the front. */
+		buf_remove_front(&c->out, c->out_off);
 		c->out_off = 0;
 	}
 }

@@ -695,6 +695,17 @@ launch(struct sandbox *sb, char **cause)
 		free(tail);
 		goto out;
 	}
+	/*
+	 * envd is pid 1: if the OOM killer picked it, the whole sandbox would
+	 * go. Make it the last choice (it resets this for what it starts).
+	 * Needs privilege; without it the default stays.
+	 */
+	snprintf(data, sizeof data, "/proc/%ld/oom_score_adj", (long)child);
+	if ((r = open(data, O_WRONLY | O_CLOEXEC)) != -1) {
+		if (write(r, "-900", 4) != 4)
+			log_debug("%s: %s", data, strerror(errno));
+		close(r);
+	}
 	snprintf(data, sizeof data, "%ld %llu\n", (long)child, start);
 	path = sandbox_path(sb, "run/envd.pid");
 	r = file_write_atomic(path, data, strlen(data), 0600);

@@ -83,11 +83,11 @@ test_expect_success 'the timeout really ran: the sandbox still works' '
 	test_cmp expect out
 '
 
-# Known breakage: a command that double-forks and setsid()s a daemon before
-# its --timeout fires leaves the daemon running: it has left the command's
-# process tree (re-parented to holt-envd) and group. Only stop/rm end it.
-# A per-command cgroup would catch it.
-test_expect_failure 'a timeout kills a daemon the command double-forked' '
+# A command that double-forks and setsid()s a daemon before its --timeout
+# fires: the daemon has left the command's session and group, but it is
+# re-parented to the command's shim (a child subreaper), so the timeout
+# still finds it in the command's tree.
+test_expect_success 'a timeout kills a daemon the command double-forked' '
 	test_expect_code 124 holt sandbox exec --timeout 2 "$a" -- sh -c "
 		/workspace/holt-attack daemon $m-tdaemon 120; sleep 60" &&
 	test_wait_for 30 "test -z \"\$(host_pids $m-tdaemon)\""
