@@ -634,6 +634,8 @@ model_start_http(struct model_request *req)
 		model_tv(&tv, idle);
 		evtimer_add(req->idle, &tv);
 	}
+	log_debug("model: %s: try %d: POST %s (%zu bytes)", m->spec,
+	    req->attempt, m->url, strlen(req->body));
 	req->state = REQ_RUNNING;
 	if (curl_multi_add_handle(m->multi, e) != CURLM_OK)
 		fatalx("curl_multi_add_handle failed");
@@ -648,6 +650,10 @@ model_attempt_done(struct model_request *req, CURLcode code)
 	enum model_error	 err;
 	char			*msg = NULL;
 
+	log_debug("model: %s: try %d: HTTP %ld, curl %d, %lu events, %llu ms",
+	    m->spec, req->attempt, req->status, (int)code, req->ms != NULL ?
+	    req->ms->nevents : 0UL, (unsigned long long)(mono_ms() -
+	    req->started));
 	if (req->scause != NULL) {
 		model_finish(req, req->serr, xstrdup(req->scause));
 		return;

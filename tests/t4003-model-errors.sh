@@ -49,9 +49,10 @@ test_expect_success PYTHON "$p: a refused key is a plain error that never shows 
 	start_mock s.json --require-key right-key-0000 &&
 	key=sk-wrong-key-abcdef0123456789 &&
 	OPENAI_API_KEY=\$key ANTHROPIC_API_KEY=\$key test_expect_code 5 \\
-		\$TEST_MODEL -b \$(url $p) $p:m >actual 2>&1;
+		\$TEST_MODEL -v -b \$(url $p) $p:m >actual 2>&1;
 	stop_mock &&
 	grep '^error: auth: $p: the API key was refused (HTTP 401: .*); set [A-Z]*_API_KEY or [a-z]*_api_key in holt.conf$' actual &&
+	grep 'model: $p:m: try 1: HTTP 401' actual &&
 	! grep -e \"\$key\" -e sk-wrong -e abcdef0123 actual mock.err
 "
 

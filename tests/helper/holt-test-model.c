@@ -5,7 +5,7 @@
  *
  *	holt-test-model [-b BASE_URL] [-m MESSAGES.json] [-t TOOLS.json]
  *	    [-p PROMPT] [-n REQUESTS] [-r RESULT] [-x CANCEL_AFTER_DELTAS]
- *	    [-f] [-C KEY=VALUE]... SPEC
+ *	    [-f] [-v] [-C KEY=VALUE]... SPEC
  *
  * Prints "retry: WHY (wait N ms)" per retry, then per request
  * "text: ...", "tool_calls: JSON", "usage: IN OUT", "stop: REASON", or
@@ -234,7 +234,7 @@ main(int argc, char **argv)
 	memset(&st, 0, sizeof st);
 	st.n = 1;
 	buf_init(&st.deltas);
-	while ((ch = getopt(argc, argv, "b:C:fF:m:n:p:r:t:x:")) != -1) {
+	while ((ch = getopt(argc, argv, "b:C:fF:m:n:p:r:t:vx:")) != -1) {
 		switch (ch) {
 		case 'b':
 			base_url = optarg;
@@ -266,6 +266,9 @@ main(int argc, char **argv)
 			break;
 		case 't':
 			tfile = optarg;
+			break;
+		case 'v':
+			log_set_verbose(2);	/* debug lines on stderr */
 			break;
 		case 'x':
 			st.cancel_after = atoi(optarg);
