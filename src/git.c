@@ -10,6 +10,9 @@
 #include <sys/types.h>
 #include <sys/wait.h>
 
+#include <poll.h>
+#include <signal.h>
+
 #include <sched.h>
 
 #include <dirent.h>
@@ -2156,43 +2159,56 @@ git_jail_child(const char *ws, struct git_jail_call *jc, FILE *out,
 }
 
 /*
- * Run one operation in the jail. The child sends back: 'J' or 'U'
- * (confined or not), '0' or '1' (ok or failed), then the output or the
- * message. 0 ok (*out holds the output), -1 with *cause.
+ * A running operation: the child, the read end of its pipe and what it has
+ * sent so far. The child sends: 'J' or 'U' (confined or not), '0' or '1'
+ * (ok or failed), then the output or the message; 'R' first means the jail
+ * failed half-way and the operation must be run again unconfined.
  */
-static int
-git_jail_run(const char *ws, struct git_jail_call *jc, struct buf *out,
-    char **cause)
+struct git_job {
+	pid_t			 pid;
+	int			 fd;
+	int			 done;
+	char			*ws;
+	struct git_jail_call	 jc;	/* strings owned */
+	struct buf		 in;
+};
+
+static char *
+xstrdup_or_null(const char *s)
 {
-	static int	 warned;
+	return s != NULL ? xstrdup(s) : NULL;
+}
+
+static struct git_job *
+git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
+{
+	struct git_job	*job;
 	struct stat	 sb;
-	struct buf	 in = BUF_INIT;
-	char		 chunk[65536], *text = NULL, *ccause = NULL;
+	char		*text = NULL, *ccause = NULL;
 	size_t		 len = 0;
-	ssize_t		 n;
 	pid_t		 pid;
-	int		 fds[2], status = 0, j, r;
+	int		 fds[2], j, r;
 	FILE		*f;
 
+	errno = 0;
 	if (lstat(ws, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
-		*cause = xprintf("workspace '%s': %s", ws, errno != 0 &&
-		    !S_ISLNK(sb.st_mode) ? strerror(errno) :
-		    "not a directory");
-		return -1;
+		*cause = xprintf("workspace '%s': %s", ws, errno != 0 ?
+		    strerror(errno) : "not a directory");
+		return NULL;
 	}
 	if (git_safe_config_prepare(cause) != 0)
-		return -1;
+		return NULL;
 	tzset();	/* commit times: /etc/localtime is not in the jail */
 	fflush(NULL);
 	if (pipe2(fds, O_CLOEXEC) != 0) {
 		*cause = xprintf("pipe: %s", strerror(errno));
-		return -1;
+		return NULL;
 	}
 	if ((pid = fork()) == -1) {
 		*cause = xprintf("fork: %s", strerror(errno));
 		close(fds[0]);
 		close(fds[1]);
-		return -1;
+		return NULL;
 	}
 	if (pid == 0) {
 		close(fds[0]);
@@ -2205,7 +2221,8 @@ git_jail_run(const char *ws, struct git_jail_call *jc, struct buf *out,
 		f = open_memstream(&text, &len);
 		fputs(j == 0 ? "J" : "U", f);
 		fputs("0", f);
-		r = git_jail_child(j == 0 ? "/" : ws, jc, f, &ccause);
+		r = git_jail_child(j == 0 ? "/" : ws, (struct git_jail_call *)jc,
+		    f, &ccause);
 		fclose(f);
 		if (r != 0) {
 			free(text);
@@ -2217,53 +2234,170 @@ git_jail_run(const char *ws, struct git_jail_call *jc, struct buf *out,
 		_exit(0);
 	}
 	close(fds[1]);
-	while ((n = read(fds[0], chunk, sizeof chunk)) != 0) {
+	file_set_nonblock(fds[0]);
+	job = xcalloc(1, sizeof *job);
+	job->pid = pid;
+	job->fd = fds[0];
+	job->ws = xstrdup(ws);
+	job->jc = *jc;
+	job->jc.base = xstrdup_or_null(jc->base);
+	job->jc.path = xstrdup_or_null(jc->path);
+	job->jc.message = xstrdup_or_null(jc->message);
+	job->jc.author = xstrdup_or_null(jc->author);
+	buf_init(&job->in);
+	return job;
+}
+
+int
+git_job_fd(struct git_job *job)
+{
+	return job->fd;
+}
+
+int
+git_job_step(struct git_job *job)
+{
+	char	 chunk[65536];
+	ssize_t	 n;
+
+	while (!job->done) {
+		n = read(job->fd, chunk, sizeof chunk);
+		if (n == 0) {
+			job->done = 1;
+			break;
+		}
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EAGAIN)
+				return 0;
+			job->done = 1;
 			break;
 		}
-		buf_add(&in, chunk, n);
+		buf_add(&job->in, chunk, n);
 	}
-	close(fds[0]);
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+	return 1;
+}
+
+void
+git_job_free(struct git_job *job)
+{
+	if (job == NULL)
+		return;
+	if (job->fd != -1)
+		close(job->fd);
+	if (job->pid > 0) {
+		if (!job->done)
+			kill(job->pid, SIGKILL);
+		while (waitpid(job->pid, NULL, 0) == -1 && errno == EINTR)
+			;
+	}
+	free(job->ws);
+	free((char *)job->jc.base);
+	free((char *)job->jc.path);
+	free((char *)job->jc.message);
+	free((char *)job->jc.author);
+	buf_release(&job->in);
+	free(job);
+}
+
+static int git_jail_run(const char *, struct git_jail_call *, struct buf *,
+    char **);
+
+/* The result of a finished job; frees it. 0 ok (*out), -1 with *cause. */
+static int
+git_job_collect(struct git_job *job, struct buf *out, char **cause)
+{
+	static int	 warned;
+	struct buf	*in = &job->in;
+	int		 status = 0, r = -1;
+
+	close(job->fd);
+	job->fd = -1;
+	while (waitpid(job->pid, &status, 0) == -1 && errno == EINTR)
 		;
-	if (in.len < 2) {
+	job->pid = 0;
+	if (in->len < 2) {
 		*cause = xprintf("workspace '%s': the git worker died (status "
-		    "%d)", ws, status);
-		buf_release(&in);
-		return -1;
+		    "%d)", job->ws, status);
+		goto out;
 	}
-	if (in.data[0] == 'R' && !git_jail_broken) {
+	if (in->data[0] == 'R' && !git_jail_broken) {
 		log_warnx("workspace '%s': cannot confine libgit2 to it (%s); "
-		    "it runs unconfined", ws, in.data + 2);
+		    "it runs unconfined", job->ws, in->data + 2);
 		git_jail_broken = warned = 1;
-		buf_release(&in);
-		return git_jail_run(ws, jc, out, cause);
+		r = git_jail_run(job->ws, &job->jc, out, cause);
+		goto out;
 	}
-	if (in.data[0] == 'U' && !warned) {
+	if (in->data[0] == 'U' && !warned) {
 		log_warnx("workspace '%s': user namespaces are not available: "
-		    "libgit2 runs unconfined", ws);
+		    "libgit2 runs unconfined", job->ws);
 		warned = 1;
 	}
-	if (in.data[1] != '0') {
+	if (in->data[1] != '0') {
 		/* Name the workspace as the user knows it, not as "/". */
 		struct buf	 m = BUF_INIT;
-		const char	*p = in.data + 2, *hit;
+		const char	*p = in->data + 2, *hit;
 
 		while ((hit = strstr(p, "workspace '/'")) != NULL) {
 			buf_add(&m, p, hit - p);
-			buf_addf(&m, "workspace '%s'", ws);
+			buf_addf(&m, "workspace '%s'", job->ws);
 			p = hit + strlen("workspace '/'");
 		}
 		buf_adds(&m, p);
 		*cause = buf_detach(&m, NULL);
-		buf_release(&in);
-		return -1;
+		goto out;
 	}
-	buf_add(out, in.data + 2, in.len - 2);
-	buf_release(&in);
-	return 0;
+	buf_add(out, in->data + 2, in->len - 2);
+	r = 0;
+out:
+	git_job_free(job);
+	return r;
+}
+
+/* Run one operation in the jail and wait for it. */
+static int
+git_jail_run(const char *ws, struct git_jail_call *jc, struct buf *out,
+    char **cause)
+{
+	struct git_job	*job;
+	struct pollfd	 pfd;
+
+	if ((job = git_job_start(ws, jc, cause)) == NULL)
+		return -1;
+	while (git_job_step(job) == 0) {
+		pfd.fd = job->fd;
+		pfd.events = POLLIN;
+		poll(&pfd, 1, -1);
+	}
+	return git_job_collect(job, out, cause);
+}
+
+struct git_job *
+git_diff_start(const char *ws, const char *base, char **cause)
+{
+	struct git_jail_call	 jc = { .op = JAIL_DIFF_JSON, .base = base };
+
+	return git_job_start(ws, &jc, cause);
+}
+
+cJSON *
+git_diff_finish(struct git_job *job, char **cause)
+{
+	struct buf	 out = BUF_INIT;
+	cJSON		*j;
+
+	while (git_job_step(job) == 0) {
+		struct pollfd	 pfd = { job->fd, POLLIN, 0 };
+
+		poll(&pfd, 1, -1);
+	}
+	if (git_job_collect(job, &out, cause) != 0)
+		return NULL;
+	if ((j = cJSON_Parse(buf_str(&out))) == NULL)
+		*cause = xstrdup("bad diff from the git worker");
+	buf_release(&out);
+	return j;
 }
 
 cJSON *

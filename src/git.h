@@ -64,6 +64,20 @@ int	 git_import(const char *src, const char *workspace_dir,
  */
 cJSON	*git_diff(const char *workspace, const char *base, char **cause);
 
+/*
+ * The same without blocking, for event loops (the TUI's diff view): start
+ * it, watch git_job_fd for reading and call git_job_step when it is
+ * readable until it returns 1, then git_diff_finish (which frees the job;
+ * called early, it waits). git_job_free abandons a job (kills the child).
+ */
+struct git_job;
+struct git_job *git_diff_start(const char *workspace, const char *base,
+	     char **cause);
+int	 git_job_fd(struct git_job *);
+int	 git_job_step(struct git_job *);	/* 1 finished, 0 not yet */
+cJSON	*git_diff_finish(struct git_job *, char **cause);
+void	 git_job_free(struct git_job *);
+
 /* The same diff printed as git diff (colour: ANSI escapes) or --stat. */
 int	 git_print_diff(const char *workspace, const char *base, FILE *,
 	     int colour, char **cause);

@@ -7,7 +7,9 @@
  *	git-tool revert-file WORKSPACE BASE PATH
  *	git-tool quote WORKSPACE BASE PATH N [COMMENT]
  *	git-tool has-changes WORKSPACE
+ *	git-tool diff-async WORKSPACE BASE	(git_diff_start, poll, finish)
  */
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -101,6 +103,29 @@ main(int argc, char **argv)
 		cJSON_Delete(d);
 		fprintf(stderr, "git-tool: no such hunk\n");
 		return 1;
+	}
+	if (strcmp(argv[1], "diff-async") == 0 && argc == 4) {
+		struct git_job	*job;
+		struct pollfd	 pfd;
+
+		if ((job = git_diff_start(argv[2], argv[3], &cause)) == NULL)
+			return fail(cause);
+		while (git_job_step(job) == 0) {
+			pfd.fd = git_job_fd(job);
+			pfd.events = POLLIN;
+			if (poll(&pfd, 1, 10000) != 1) {
+				git_job_free(job);
+				fprintf(stderr, "git-tool: no answer\n");
+				return 1;
+			}
+		}
+		if ((d = git_diff_finish(job, &cause)) == NULL)
+			return fail(cause);
+		q = cJSON_PrintUnformatted(d);
+		printf("%s\n", q);
+		free(q);
+		cJSON_Delete(d);
+		return 0;
 	}
 	if (strcmp(argv[1], "has-changes") == 0 && argc == 3) {
 		if ((r = git_has_changes(argv[2], &cause)) == -1)

@@ -96,6 +96,13 @@ assert f[\"staged.txt\"][\"status\"] == \"modified\"
 " <d.json
 '
 
+test_expect_success 'the non-blocking diff gives the same JSON' '
+	git_tool diff-async "$(git_ws s1)" "$(git_base s1)" >async.json &&
+	test_cmp d.json async.json &&
+	test_must_fail git_tool diff-async "$(git_ws s1)" 0000000 2>err &&
+	grep "commit .0000000.: not in the workspace" err
+'
+
 test_expect_success 'holt diff prints a patch as git diff does' '
 	holt diff -t s1 >patch &&
 	grep "^diff --git a/mod.txt b/mod.txt" patch &&
