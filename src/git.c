@@ -585,7 +585,11 @@ git_net_cause(const char *what, const char *url, struct git_cred *gc)
 		return xprintf("%s '%s': authentication failed: the token is "
 		    "wrong or lacks access to this repository", what, url);
 	m = git_errmsg();
-	c = xprintf("%s '%s': %s", what, url, m);
+	if (strstr(m, "connect") != NULL || strstr(m, "resolve") != NULL ||
+	    strstr(m, "timed out") != NULL)
+		c = xprintf("%s '%s': %s (is the network up?)", what, url, m);
+	else
+		c = xprintf("%s '%s': %s", what, url, m);
 	free(m);
 	return c;
 }

@@ -187,6 +187,17 @@ test_expect_success HTTPD 'the token and API from holt.conf, per repository' '
 	rm "$HOLT_HOME/config/holt.conf"
 '
 
+test_expect_success HTTPD 'the git server down: a clear error, the commit kept' '
+	HOLT_GIT_TOKEN=$TOKEN git_session s2 "$URL" main &&
+	sed -i "s|127.0.0.1:$PORT|127.0.0.1:1|" "$HOLT_HOME/data/sessions/s2/session.json" &&
+	ws=$(git_ws s2) &&
+	echo offline >>"$ws/a.txt" &&
+	HOLT_GIT_TOKEN=$TOKEN test_expect_code 1 holt pr -t s2 --title offline 2>err &&
+	grep "push to .http://127.0.0.1:1/git/o/proj.git.: .*(is the network up?)" err &&
+	git -C "$ws" log -1 --format=%s >subject &&
+	echo offline >expect && test_cmp expect subject
+'
+
 test_expect_success HTTPD 'nothing holt wrote holds the token' '
 	! grep -r -a -l -F "$TOKEN" "$HOLT_HOME" &&
 	b64=$(printf "x-access-token:%s" "$TOKEN" | base64) &&
