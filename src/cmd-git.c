@@ -4,6 +4,8 @@
  * session's files directly (session.json, the sandbox's workspace), so they
  * need no server.
  */
+#include <sys/ioctl.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -101,7 +103,14 @@ cmd_diff_exec(int argc, char **argv)
 			cJSON_Delete(j);
 		}
 	} else if (stat) {
-		git_print_stat(ws, base, stdout, 80, &cause);
+		struct winsize	 w;
+		int		 width = 80;
+
+		/* As git: the terminal's width, else 80. */
+		if (isatty(STDOUT_FILENO) &&
+		    ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0)
+			width = w.ws_col;
+		git_print_stat(ws, base, stdout, width, &cause);
 	} else {
 		nc = getenv("NO_COLOR");
 		colour = isatty(STDOUT_FILENO) && (nc == NULL || *nc == '\0');
