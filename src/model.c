@@ -344,10 +344,17 @@ model_retry(struct model_request *req, enum model_error err, char *msg)
 		model_finish(req, err, why);
 		return;
 	}
-	if (req->retry_after >= 0) {
-		wait = req->retry_after * 1000 > MODEL_RETRY_AFTER_CAP_MS ?
-		    MODEL_RETRY_AFTER_CAP_MS : (int)req->retry_after * 1000;
-	} else {
+	if (req->retry_after * 1000 > MODEL_RETRY_AFTER_CAP_MS) {
+		/* A quota for the day, not a hiccup: say so now. */
+		why = xprintf("%s; the server asks to wait %ld s before "
+		    "trying again", msg, req->retry_after);
+		free(msg);
+		model_finish(req, err, why);
+		return;
+	}
+	if (req->retry_after >= 0)
+		wait = (int)req->retry_after * 1000;
+	else {
 		base = model_env_int("HOLT_MODEL_BACKOFF_MS", 1000, 0,
 		    MODEL_WAIT_CAP_MS);
 		wait = base;

@@ -110,6 +110,15 @@ test_expect_success PYTHON "$p: cancel after the first delta: no callback after"
 
 done
 
+test_expect_success PYTHON 'a Retry-After beyond two minutes is reported, not waited for' '
+	write_script s.json "{\"fail\":{\"status\":429,\"retry_after_s\":3600}}" "{\"text\":\"never\"}" &&
+	start_mock s.json &&
+	test_expect_code 5 $TEST_MODEL -b "$MOCK_URL/v1" openai:m >actual;
+	stop_mock &&
+	grep "^error: rate: openai: rate limited (HTTP 429: .*); the server asks to wait 3600 s before trying again$" actual &&
+	! grep -e "^retry:" -e never actual
+'
+
 test_expect_success PYTHON 'idle_timeout: a stream that goes quiet times out' '
 	write_script s.json "{\"delay_ms\":3000,\"text\":\"late\"}" &&
 	start_mock s.json &&
