@@ -2,9 +2,13 @@
  * git.c: a session's repository, seen from the host with libgit2: import
  * (clone into the workspace), diff against the base commit, revert, commit
  * and push. The rules for the hostile workspace are in git.h; this file is
- * where they are kept. Costs: opening a workspace walks .git with lstat (a
- * few ms for ten thousand loose objects); a diff stats every tracked file
- * and hashes only those whose stat data changed.
+ * where they are kept: the checks before libgit2 reads anything
+ * (git_open_workspace), the fixed configuration, the O_NOFOLLOW file
+ * helpers (ws_*) and the jail that runs work-tree operations chrooted in the
+ * workspace (git_job_*, at the end). Costs: opening a workspace walks .git
+ * with lstat (a few ms for ten thousand loose objects); a diff stats every
+ * tracked file and hashes only those whose stat data changed; the jail is a
+ * fork.
  */
 #include <sys/stat.h>
 #include <sys/types.h>
