@@ -32,6 +32,7 @@
 
 #include "sandbox.h"
 #include "sandbox-local.h"
+#include "sandbox-mask.h"
 
 #ifndef BWRAP_PATH
 #define BWRAP_PATH "/usr/bin/bwrap"
@@ -362,7 +363,7 @@ arg(char ***argv, size_t *n, const char *s)
 static char **
 bwrap_argv(struct sandbox *sb)
 {
-	char		**argv = NULL, *p, link[PATH_MAX];
+	char		**argv = NULL, **masks, *p, link[PATH_MAX];
 	size_t		  n = 0, i;
 	struct stat	  st;
 	ssize_t		  len;
@@ -389,6 +390,13 @@ bwrap_argv(struct sandbox *sb)
 	arg(&argv, &n, "--ro-bind");
 	arg(&argv, &n, "/etc");
 	arg(&argv, &n, "/etc");
+	/* As root the sandbox user is root: hide what only root may read. */
+	if (geteuid() == 0) {
+		masks = sandbox_mask_argv("/etc");
+		for (i = 0; masks[i] != NULL; i++)
+			arg(&argv, &n, masks[i]);
+		sandbox_mask_free(masks);
+	}
 	for (i = 0; i < nitems(tops); i++) {
 		if (lstat(tops[i], &st) != 0)
 			continue;

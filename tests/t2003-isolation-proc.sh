@@ -93,6 +93,35 @@ time.sleep(30)" "$SSH_AUTH_SOCK" &
 	grep "^unix: ENOENT$" out
 '
 
+# Seen from the host: every process in the sandbox's pid namespace but
+# holt-envd (which holds the listener, its state directory and its log)
+# holds only what it made inside, while a command and a service run.
+test_expect_success 'no process but holt-envd holds a host descriptor' '
+	holt sandbox service "$sbx" create fdsvc -- sleep 60 &&
+	{ holt sandbox exec "$sbx" -- sh -c "sleep 20 & sleep 20" & } &&
+	read envd start <"$HOLT_HOME/data/sandboxes/$sbx/run/envd.pid" &&
+	ns=$(readlink /proc/$envd/ns/pid) &&
+	listener=$(readlink /proc/$envd/fd/3) &&
+	case "$listener" in socket:*) ;; *) false ;; esac &&
+	sleep 1 &&
+	seen=0 &&
+	for p in /proc/[0-9]*; do
+		test "$(readlink $p/ns/pid 2>/dev/null)" = "$ns" || continue
+		test "${p#/proc/}" = "$envd" && continue
+		seen=$((seen + 1))
+		for f in $p/fd/*; do
+			t=$(readlink "$f" 2>/dev/null) || continue
+			case "$t" in
+			"$HOLT_HOME"*|"$TRASH_DIRECTORY"*|"$listener")
+				echo "${p#/proc/} holds $t"; return 1 ;;
+			esac
+		done
+	done &&
+	echo "$seen processes checked" &&
+	test $seen -ge 4 &&
+	holt sandbox service "$sbx" stop fdsvc
+'
+
 test_expect_success 'the control socket exists and answers on the host' '
 	host_attack scan-sockets "$HOLT_HOME/data" >host-scan &&
 	grep "^connected: " host-scan
