@@ -21,7 +21,9 @@ elif [ ! -f "$SPEC" ]; then
 		why="npm is missing, so @octokit/openapi cannot be installed"
 	else
 		mkdir -p "$NPM_DIR" &&
-		timeout 300 npm install --prefix "$NPM_DIR" --no-audit --no-fund \
+		# Once per build tree (about 400 MB); bounded when offline.
+		timeout 120 npm install --prefix "$NPM_DIR" --no-audit --no-fund \
+			--fetch-retries=1 --fetch-timeout=30000 \
 			--loglevel=error @octokit/openapi >npm.log 2>&1
 		[ -f "$SPEC" ] || why="npm install @octokit/openapi failed: $(tail -n 3 npm.log | tr '\n' ' ')"
 	fi
