@@ -220,6 +220,12 @@ model_openai_event(struct model_stream *ms, const struct sse_event *ev)
 			if (cJSON_IsString(content))
 				model_stream_text(ms, content->valuestring,
 				    strlen(content->valuestring));
+			/* A refusal is the model's answer: show it. */
+			content = cJSON_GetObjectItemCaseSensitive(delta,
+			    "refusal");
+			if (cJSON_IsString(content))
+				model_stream_text(ms, content->valuestring,
+				    strlen(content->valuestring));
 			calls = cJSON_GetObjectItemCaseSensitive(delta,
 			    "tool_calls");
 			cJSON_ArrayForEach(tc, calls) {

@@ -201,6 +201,17 @@ model_stream_build(struct model_stream *ms)
 		else
 			json = "{}";
 		args = cJSON_ParseWithOpts(json, &end, 1);
+		if ((args == NULL || !cJSON_IsObject(args)) &&
+		    ms->stop_reason != NULL &&
+		    (strcmp(ms->stop_reason, "max_tokens") == 0 ||
+		    strcmp(ms->stop_reason, "length") == 0)) {
+			cJSON_Delete(args);
+			cJSON_Delete(calls);
+			return model_stream_fail(ms, MODEL_ERR_OTHER,
+			    "%s: the reply reached the output token limit "
+			    "(%s) in the middle of tool call '%s'", name,
+			    ms->stop_reason, s->name);
+		}
 		if (args == NULL || !cJSON_IsObject(args)) {
 			cJSON_Delete(args);
 			cJSON_Delete(calls);

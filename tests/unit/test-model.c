@@ -229,6 +229,18 @@ test_broken_streams(void **state)
 	    "{\"type\":\"text_delta\",\"text\":\"a\"}}\n\n", MODEL_ERR_STREAM,
 	    "content block 4, which was not started");
 	expect_error(MODEL_ANTHROPIC, "event: message_start\ndata: {\"type\":"
+	    "\"message_start\",\"message\":{}}\n\nevent: content_block_start\n"
+	    "data: {\"type\":\"content_block_start\",\"index\":0,"
+	    "\"content_block\":{\"type\":\"tool_use\",\"id\":\"t\",\"name\":"
+	    "\"write_file\",\"input\":{}}}\n\nevent: content_block_delta\n"
+	    "data: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":"
+	    "{\"type\":\"input_json_delta\",\"partial_json\":\"{\\\"pa\"}}"
+	    "\n\nevent: message_delta\ndata: {\"type\":\"message_delta\","
+	    "\"delta\":{\"stop_reason\":\"max_tokens\"}}\n\nevent: "
+	    "message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+	    MODEL_ERR_OTHER, "reached the output token limit (max_tokens) in "
+	    "the middle of tool call 'write_file'");
+	expect_error(MODEL_ANTHROPIC, "event: message_start\ndata: {\"type\":"
 	    "\"message_start\",\"message\":{}}\n\nevent: error\ndata: {\"type\":"
 	    "\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":"
 	    "\"Overloaded\"}}\n\n", MODEL_ERR_SERVER, "overloaded_error");
@@ -286,6 +298,27 @@ test_whole_replies(void **state)
 	    MODEL_ERR_SERVER, "Overloaded");
 	expect_error(MODEL_OPENAI, "{\"hello\":1}", MODEL_ERR_STREAM,
 	    "not an event stream");
+}
+
+static void
+test_openai_refusal(void **state)
+{
+	struct model_stream	*ms;
+	struct model_reply	*r;
+	struct buf		 deltas = BUF_INIT;
+	enum model_error	 err;
+	char			*cause = NULL;
+	const char		*s = "data: {\"choices\":[{\"index\":0,"
+	    "\"delta\":{\"refusal\":\"I can't\"}}]}\n\ndata: {\"choices\":"
+	    "[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"
+	    "data: [DONE]\n\n";
+
+	assert_int_equal(run(MODEL_OPENAI, s, strlen(s), 4, &deltas, &ms, &r,
+	    &err, &cause), 0);
+	assert_string_equal(r->text, "I can't");
+	assert_string_equal(buf_str(&deltas), "I can't");
+	model_stream_free(ms);
+	buf_release(&deltas);
 }
 
 static void
@@ -525,6 +558,7 @@ main(void)
 		cmocka_unit_test(test_broken_streams),
 		cmocka_unit_test(test_whole_replies),
 		cmocka_unit_test(test_price),
+		cmocka_unit_test(test_openai_refusal),
 		cmocka_unit_test(test_openai_body),
 		cmocka_unit_test(test_anthropic_body),
 		cmocka_unit_test(test_http_errors),
