@@ -35,8 +35,12 @@ typedef int (*sse_cb)(void *arg, const struct sse_event *);
 
 struct sse_parser;
 
-#define SSE_MAX_LINE	(1024U * 1024)		/* default bounds */
-#define SSE_MAX_EVENT	(8U * 1024 * 1024)
+/*
+ * Default bounds. Some servers send a whole tool call (a file's content)
+ * in one event, so they are as large as a frame may be.
+ */
+#define SSE_MAX_LINE	(16U * 1024 * 1024)
+#define SSE_MAX_EVENT	(16U * 1024 * 1024)
 
 struct sse_parser *sse_new(size_t max_line, size_t max_event, sse_cb, void *);
 void	 sse_free(struct sse_parser *);

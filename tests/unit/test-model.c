@@ -321,6 +321,36 @@ test_openai_refusal(void **state)
 	buf_release(&deltas);
 }
 
+/* A server that sends a whole big tool call (3 MB of content) in one event. */
+static void
+test_big_event(void **state)
+{
+	struct model_stream	*ms;
+	struct model_reply	*r;
+	struct buf		 in = BUF_INIT, deltas = BUF_INIT;
+	enum model_error	 err;
+	char			*cause = NULL;
+	const cJSON		*args;
+	size_t			 i, n = 3U * 1024 * 1024;
+
+	buf_adds(&in, "data: {\"choices\":[{\"index\":0,\"delta\":"
+	    "{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":"
+	    "{\"name\":\"write_file\",\"arguments\":\"{\\\"content\\\":"
+	    "\\\"");
+	for (i = 0; i < n; i++)
+		buf_addc(&in, 'a' + i % 26);
+	buf_adds(&in, "\\\"}\"}}]},\"finish_reason\":\"tool_calls\"}]}"
+	    "\n\ndata: [DONE]\n\n");
+	assert_int_equal(run(MODEL_OPENAI, in.data, in.len, 65536, &deltas,
+	    &ms, &r, &err, &cause), 0);
+	args = cJSON_GetObjectItem(cJSON_GetArrayItem(r->tool_calls, 0),
+	    "arguments");
+	assert_int_equal(strlen(json_str(args, "content")), n);
+	model_stream_free(ms);
+	buf_release(&in);
+	buf_release(&deltas);
+}
+
 static void
 test_price(void **state)
 {
@@ -557,6 +587,7 @@ main(void)
 		cmocka_unit_test(test_anthropic_cut_anywhere),
 		cmocka_unit_test(test_broken_streams),
 		cmocka_unit_test(test_whole_replies),
+		cmocka_unit_test(test_big_event),
 		cmocka_unit_test(test_price),
 		cmocka_unit_test(test_openai_refusal),
 		cmocka_unit_test(test_openai_body),
