@@ -54,6 +54,8 @@ static const char *sandbox_seccomp_denied[] = {
 	"kexec_load", "kexec_file_load", "init_module", "finit_module",
 	"delete_module", "acct", "swapon", "swapoff", "reboot",
 	"open_by_handle_at", "quotactl",
+	/* The host's kernel log, readable where dmesg_restrict is 0. */
+	"syslog",
 };
 
 /* Terminal ioctls that push input into a terminal or drive the console. */

@@ -231,4 +231,32 @@ test_expect_success 'a symlink swapped in between check and use' '
 	grep -q "^HOSTSECRET-$$\$" host-secret
 '
 
+test_expect_success 'rm and ls do not follow links planted in the workspace' '
+	mkdir -p victim/sub &&
+	echo keep >victim/sub/file &&
+	echo keep >victim-file &&
+	sandbox_new >sbx2-id &&
+	sbx2=$(cat sbx2-id) &&
+	holt sandbox exec "$sbx2" -- sh -c "cd /workspace &&
+		ln -s $TRASH_DIRECTORY/victim d1 &&
+		ln -s $TRASH_DIRECTORY/victim-file f1 &&
+		ln -s ../../../../../../../..$TRASH_DIRECTORY/victim d2 &&
+		ln -s / root && mkdir -p a/b && ln -s $TRASH_DIRECTORY a/b/up" &&
+	ws=$HOLT_HOME/data/sandboxes/$sbx2/workspace &&
+	test -f "$ws/d1/sub/file" &&
+	holt sandbox ls >ls &&
+	grep "^$sbx2 " ls &&
+	holt sandbox rm "$sbx2" &&
+	! test -e "$ws" &&
+	echo keep >expect &&
+	test_cmp expect victim/sub/file &&
+	test_cmp expect victim-file
+'
+
+test_expect_success 'a hard link to a host file cannot be made' '
+	test_must_fail holt sandbox exec "$sbx" -- ln /etc/hostname /workspace/hl \
+		2>err &&
+	grep -i "cross-device\|not permitted" err
+'
+
 test_done

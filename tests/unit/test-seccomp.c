@@ -247,6 +247,11 @@ static int do_init_module(void)
 {
 	return rc(syscall(SYS_finit_module, -1, "", 0));
 }
+static int do_syslog(void)
+{
+	/* SYSLOG_ACTION_SIZE_BUFFER: allowed to anyone without the filter. */
+	return rc(syscall(SYS_syslog, 10, NULL, 0));
+}
 static int do_personality_norandom(void)
 {
 	return rc(personality(PER_LINUX | ADDR_NO_RANDOMIZE));
@@ -400,6 +405,7 @@ test_kernel_surface(void **state)
 	denied_strict(do_perf, EPERM);
 	denied(do_userfaultfd, EPERM);
 	denied(do_init_module, EPERM);
+	denied(do_syslog, EPERM);
 }
 
 static void
