@@ -22,6 +22,17 @@ model_anthropic_text(const char *text)
 	return b;
 }
 
+static void
+model_anthropic_cache(cJSON *block)
+{
+	cJSON	*cc;
+
+	if (block == NULL)
+		return;
+	cc = cJSON_AddObjectToObject(block, "cache_control");
+	cJSON_AddStringToObject(cc, "type", "ephemeral");
+}
+
 /* Blocks of one neutral message; *role is "user" or "assistant". */
 static cJSON *
 model_anthropic_blocks(const cJSON *m, const char **role)
@@ -121,9 +132,25 @@ model_anthropic_body(const char *model, const cJSON *messages,
 		last = m;
 		last_role = role;
 	}
-	if (system.len != 0)
-		cJSON_AddStringToObject(body, "system", buf_str(&system));
+	/*
+	 * Prompt caching: an agent sends the same growing conversation at
+	 * every step, so mark the system prompt (with the tools before it)
+	 * and the end of the conversation as cache breakpoints; the next
+	 * request then reads all but its new messages from the cache. Below
+	 * the model's minimum length the marks are ignored.
+	 */
+	if (system.len != 0) {
+		arr = cJSON_AddArrayToObject(body, "system");
+		b = model_anthropic_text(buf_str(&system));
+		model_anthropic_cache(b);
+		cJSON_AddItemToArray(arr, b);
+	}
 	buf_release(&system);
+	if (last != NULL) {
+		arr = cJSON_GetObjectItemCaseSensitive(last, "content");
+		model_anthropic_cache(cJSON_GetArrayItem(arr,
+		    cJSON_GetArraySize(arr) - 1));
+	}
 	cJSON_AddItemToObject(body, "messages", msgs);
 	if (cJSON_IsArray(tools) && cJSON_GetArraySize(tools) > 0) {
 		arr = cJSON_AddArrayToObject(body, "tools");

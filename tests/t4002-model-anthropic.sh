@@ -47,8 +47,10 @@ test_expect_success PYTHON 'a conversation in the Messages format' '
 	r = reqs[0]
 	assert r["model"] == "claude-test" and r["stream"] is True
 	assert r["max_tokens"] == 8192, r
-	assert r["system"] == "You are a test."
-	assert r["messages"] == [{"role": "user", "content": [{"type": "text", "text": "Hello"}]}]
+	eph = {"type": "ephemeral"}
+	assert r["system"] == [{"type": "text", "text": "You are a test.", "cache_control": eph}]
+	assert r["messages"] == [{"role": "user", "content": [{"type": "text",
+	    "text": "Hello", "cache_control": eph}]}]
 	assert r["tools"][0]["name"] == "read_file"
 	assert r["tools"][0]["input_schema"]["required"] == ["path"]
 	m = reqs[1]["messages"]
@@ -57,6 +59,9 @@ test_expect_success PYTHON 'a conversation in the Messages format' '
 	    "name": "read_file", "input": {"path": "src/parser.c", "offset": 10}}
 	assert [b["type"] for b in m[2]["content"]] == ["tool_result", "tool_result"]
 	assert m[2]["content"][1]["tool_use_id"] == "call_1_2"
+	assert m[2]["content"][1]["cache_control"] == eph
+	assert "cache_control" not in m[2]["content"][0]
+	assert "cache_control" not in m[0]["content"][0]
 	EOF
 '
 

@@ -412,7 +412,8 @@ test_anthropic_body(void **state)
 	body = model_anthropic_body("claude-x", msgs, NULL, 1024);
 	s = json_print(body);
 	assert_string_equal(s, "{\"model\":\"claude-x\",\"max_tokens\":1024,"
-	    "\"system\":\"a\\n\\nb\",\"messages\":["
+	    "\"system\":[{\"type\":\"text\",\"text\":\"a\\n\\nb\","
+	    "\"cache_control\":{\"type\":\"ephemeral\"}}],\"messages\":["
 	    "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"hi\"}]},"
 	    "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":"
 	    "\"ok\"},{\"type\":\"tool_use\",\"id\":\"c1\",\"name\":\"f\","
@@ -421,7 +422,8 @@ test_anthropic_body(void **state)
 	    "{\"role\":\"user\",\"content\":[{\"type\":\"tool_result\","
 	    "\"tool_use_id\":\"c1\",\"content\":\"r1\"},{\"type\":"
 	    "\"tool_result\",\"tool_use_id\":\"c2\",\"content\":\"r2\"},"
-	    "{\"type\":\"text\",\"text\":\"more\"}]}],\"stream\":true}");
+	    "{\"type\":\"text\",\"text\":\"more\",\"cache_control\":"
+	    "{\"type\":\"ephemeral\"}}]}],\"stream\":true}");
 	free(s);
 	cJSON_Delete(body);
 	cJSON_Delete(msgs);
