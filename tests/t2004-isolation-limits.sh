@@ -74,6 +74,18 @@ test_expect_success 'the sandbox and the host survive the hog' '
 	test_cmp expect out
 '
 
+test_expect_success 'filling /tmp (memory) stops at the memory limit' '
+	holt sandbox exec --timeout 60 "$sbx" -- sh -c \
+		"dd if=/dev/zero of=/tmp/fill bs=1M count=600 2>/dev/null" ;
+	size=$(holt sandbox exec "$sbx" -- stat -c %s /tmp/fill) &&
+	echo "/tmp/fill: $size bytes" &&
+	test "$size" -gt $((64 << 20)) && test "$size" -le $((256 << 20)) &&
+	holt sandbox exec "$sbx" -- rm -f /tmp/fill &&
+	holt sandbox exec "$sbx" -- echo alive >out &&
+	echo alive >expect &&
+	test_cmp expect out
+'
+
 test_expect_success PYTHON 'a 500 MB flood streams in bounded CLI memory' '
 	count_and_peak_rss "$HOLT_BUILD_DIR/holt" -L "$HOLT_SOCKET" sandbox \
 		exec "$sbx" -- sh -c "yes | head -c 500M" >flood &&
