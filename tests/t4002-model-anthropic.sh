@@ -73,7 +73,7 @@ test_expect_success PYTHON 'the key goes as x-api-key' '
 	grep "^text: ok$" actual
 '
 
-test_expect_success PYTHON 'max_tokens comes from holt.conf' '
+test_expect_success PYTHON 'max_tokens follows a max_tokens setting' '
 	write_script s.json "{\"text\":\"ok\"}" &&
 	start_mock s.json --log req3.log &&
 	$TEST_MODEL -C max_tokens=512 -b "$MOCK_URL" anthropic:c >actual;
