@@ -59,7 +59,20 @@ stat=$(median_ms "$HOLT" diff -t bench --stat)
 patch=$(median_ms "$HOLT" diff -t bench)
 ref=$(median_ms git diff --stat "$base")
 refp=$(median_ms git diff "$base")
+# git_diff() itself, in a process that is already running (as the TUI
+# calls it): the jail's fork included, libgit2's start not.
+tool=$HOLT_BUILD_DIR/tests/git-tool
+if [ -x "$tool" ]; then
+	inproc=$("$tool" diff-time "$ws" "$base" 7)
+else
+	inproc=
+fi
 echo "repository: $files files;$changed"
+if [ -n "$inproc" ]; then
+	echo "git_diff() in-process  $inproc ms (median of 7)"
+else
+	echo "git_diff() in-process: build tests/git-tool (make check) to measure"
+fi
 python3 - "$json" "$stat" "$patch" "$ref" "$refp" <<'EOF'
 import sys
 json, stat, patch, ref, refp = map(float, sys.argv[1:])

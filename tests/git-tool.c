@@ -8,6 +8,7 @@
  *	git-tool quote WORKSPACE BASE PATH N [COMMENT]
  *	git-tool has-changes WORKSPACE
  *	git-tool diff-async WORKSPACE BASE	(git_diff_start, poll, finish)
+ *	git-tool diff-time WORKSPACE BASE N	(median ms of N git_diff calls)
  */
 #include <poll.h>
 #include <stdlib.h>
@@ -125,6 +126,30 @@ main(int argc, char **argv)
 		printf("%s\n", q);
 		free(q);
 		cJSON_Delete(d);
+		return 0;
+	}
+	if (strcmp(argv[1], "diff-time") == 0 && argc == 5) {
+		int	 i, k, runs = atoi(argv[4]);
+		double	*ms, t;
+
+		if (runs < 1 || runs > 1000)
+			return 2;
+		ms = xcalloc(runs, sizeof *ms);
+		for (i = 0; i < runs; i++) {
+			t = (double)mono_ms();
+			if ((d = git_diff(argv[2], argv[3], &cause)) == NULL)
+				return fail(cause);
+			ms[i] = (double)mono_ms() - t;
+			cJSON_Delete(d);
+		}
+		for (i = 1; i < runs; i++) {	/* insertion sort: few runs */
+			t = ms[i];
+			for (k = i; k > 0 && ms[k - 1] > t; k--)
+				ms[k] = ms[k - 1];
+			ms[k] = t;
+		}
+		printf("%.0f\n", ms[runs / 2]);
+		free(ms);
 		return 0;
 	}
 	if (strcmp(argv[1], "has-changes") == 0 && argc == 3) {
