@@ -333,6 +333,18 @@ test_expect_success 'the default title: the summary first line, cut at a charact
 	grep "^more$" body
 '
 
+test_expect_success 'holt pr --local refuses the checked-out branch and foreign history' '
+	git -C src rev-parse main >main.before &&
+	test_expect_code 1 holt pr -t s2 --local --branch main 2>err &&
+	grep "branch .main. is checked out" err &&
+	git -C src rev-parse main >main.after && test_cmp main.before main.after &&
+	git -C src branch -q other main~0 &&
+	(cd src && git checkout -q other && echo o >o.txt && git add o.txt &&
+	 git commit -q -m other && git checkout -q main) &&
+	test_expect_code 1 holt pr -t s2 --local --branch other 2>err &&
+	grep "rejected: .*non-fast-forward" err
+'
+
 test_expect_success 'holt pr with no changes since the base says so' '
 	git_session s3 "$TRASH_DIRECTORY/src" &&
 	ws=$(git_ws s3) &&
