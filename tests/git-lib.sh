@@ -7,7 +7,7 @@
 #	git_base NAME			its base commit
 #	git_tool ARGS			tests/git-tool (git.h calls)
 
-GIT_TOOL=$HOLT_BUILD_DIR/tests/git-tool
+GIT_TOOL=${GIT_TOOL:-$HOLT_BUILD_DIR/tests/git-tool}
 git_tool() {
 	"$GIT_TOOL" "$@"
 }
