@@ -40,10 +40,13 @@ test_expect_success SSHD 'setup: sshd on loopback, an agent with the key' '
 	SetEnv PATH=$PATH
 	EOF
 	if [ "$(id -u)" = 0 ]; then mkdir -p /run/sshd; fi &&
-	"$SSHD" -f "$TRASH_DIRECTORY/sshd/config" -E "$TRASH_DIRECTORY/sshd/log" &&
+	{ timeout 300 "$SSHD" -D -f "$TRASH_DIRECTORY/sshd/config" \
+		-E "$TRASH_DIRECTORY/sshd/log" </dev/null & } &&
 	test_wait_for 50 "test -s sshd/pid" &&
 	echo "[127.0.0.1]:$port $(cut -d" " -f1,2 sshd/host_key.pub)" >"$HOME/.ssh/known_hosts" &&
-	ssh-agent -s -a "$TRASH_DIRECTORY/agent.sock" >agent.env &&
+	{ timeout 300 ssh-agent -D -a "$TRASH_DIRECTORY/agent.sock" >/dev/null 2>&1 </dev/null & } &&
+	echo $! >agent.pid &&
+	test_wait_for 50 "test -S agent.sock" &&
 	SSH_AUTH_SOCK=$TRASH_DIRECTORY/agent.sock ssh-add -q user_key 2>/dev/null &&
 	rm user_key &&
 	git init -q -b main work &&
@@ -52,7 +55,7 @@ test_expect_success SSHD 'setup: sshd on loopback, an agent with the key' '
 '
 PORT=$(cat sshd/port 2>/dev/null)
 URL=ssh://$ME@127.0.0.1:$PORT$TRASH_DIRECTORY/srv/o/proj.git
-test_when_finished 'kill $(cat "$TRASH_DIRECTORY/sshd/pid"); kill $(sed -n "s/SSH_AGENT_PID=\([0-9]*\).*/\1/p" "$TRASH_DIRECTORY/agent.env")'
+test_when_finished 'kill $(cat "$TRASH_DIRECTORY/sshd/pid") $(cat "$TRASH_DIRECTORY/agent.pid")'
 SSH_AUTH_SOCK=$TRASH_DIRECTORY/agent.sock
 export SSH_AUTH_SOCK
 

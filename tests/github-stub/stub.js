@@ -237,4 +237,4 @@ server.listen(Number(args.port || 0), '127.0.0.1', () => {
   process.stdout.write(server.address().port + '\n');
 });
 // Bounded life: a stub left behind by a killed test goes away by itself.
-setTimeout(() => process.exit(0), 10 * 60 * 1000).unref();
+setTimeout(() => process.exit(0), 5 * 60 * 1000).unref();
