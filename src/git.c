@@ -756,6 +756,8 @@ git_import(const char *src, const char *ws, const struct git_import_opts *opts,
 		return -1;
 	}
 	local = !is_url(src) || strncmp(src, "file://", 7) == 0;
+	if (strncmp(src, "file://", 7) == 0)
+		src += 7;
 	if (local) {
 		if (git_repository_open_ext(&user, src, 0, NULL) != 0) {
 			git_set_cause(cause, "repository '%s': %s", src);

@@ -45,6 +45,18 @@ test_expect_success 'import leaves the user checkout alone and shares no inode' 
 	test ! -s shared
 '
 
+test_expect_success 'import from a file:// URL is a local import' '
+	git_tool import "file://$TRASH_DIRECTORY/src" fileurl >base &&
+	test "$(cat base)" = "$(git -C src rev-parse HEAD)" &&
+	test_cmp src/user-new.txt fileurl/user-new.txt
+'
+
+test_expect_success 'import refuses a workspace that is not empty' '
+	mkdir full && echo x >full/f &&
+	test_must_fail git_tool import "$TRASH_DIRECTORY/src" full 2>err &&
+	grep "workspace .*full.: not empty" err
+'
+
 test_expect_success 'the agent changes things' '
 	ws=$(git_ws s1) &&
 	(
