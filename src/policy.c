@@ -36,6 +36,7 @@ static const char *policy_action_names[] = {
 
 struct policy_rule {
 	enum policy_action	 action;
+	int			 jit;	/* compiled by the JIT */
 	char			*pattern;
 	unsigned int		 line;
 	pcre2_code		*re;
@@ -228,7 +229,7 @@ policy_compile(struct policy_rule *r, const char *pattern, char **msg)
 		return -1;
 	}
 	/* Without JIT (unsupported CPU) the interpreter still matches. */
-	(void)pcre2_jit_compile(r->re, PCRE2_JIT_COMPLETE);
+	r->jit = pcre2_jit_compile(r->re, PCRE2_JIT_COMPLETE) == 0;
 	r->pattern = xstrdup(pattern);
 	return 0;
 }
@@ -444,6 +445,7 @@ struct pitem {
 	char		*problem;	/* never auto-allowed, because */
 	int		 write;
 	int		 transparent;	/* wrapper, or harmless on its own */
+	int		 xargs;		/* more arguments come from input */
 };
 
 struct pctx {
@@ -463,6 +465,7 @@ struct pcmd {
 	const struct policy_word *words;
 	size_t			 nwords;
 	int			 args_unknown;	/* xargs, find -exec: more args */
+	int			 xargs;		/* ... and they may be options */
 	const char		*via;		/* "xargs", "find -exec" */
 };
 
@@ -850,9 +853,50 @@ note_writes(struct pctx *c, const struct pcmd *pc, const char *name)
 	const struct policy_word	*w, *last = NULL, *target = NULL;
 	size_t				 i, noperands = 0;
 	int				 ended = 0, inplace = 0, script = 0;
+	int				 fmtpatch = 0;
 	const char			*t;
 
+	if (strcmp(name, "git") == 0) {
+		/* git diff/log/show --output=FILE, format-patch -o DIR */
+		for (i = 1; i < pc->nwords; i++) {
+			t = pc->words[i].text;
+			if (strcmp(t, "format-patch") == 0)
+				fmtpatch = 1;
+			if (strncmp(t, "--output=", 9) == 0 ||
+			    strncmp(t, "--output-directory=", 19) == 0) {
+				struct policy_word tw = pc->words[i];
+
+				tw.text = strchr(t, '=') + 1;
+				write_target(c, &tw, "git --output");
+			} else if ((strcmp(t, "--output") == 0 ||
+			    strcmp(t, "--output-directory") == 0 ||
+			    (strcmp(t, "-o") == 0 && fmtpatch)) &&
+			    i + 1 < pc->nwords)
+				write_target(c, &pc->words[++i], "git --output");
+		}
+		return;
+	}
+	if (strcmp(name, "time") == 0) {
+		/* time -o FILE, --output=FILE: before the timed command */
+		for (i = 1; i < pc->nwords; i++) {
+			t = pc->words[i].text;
+			if (t[0] != '-')
+				break;
+			if ((strcmp(t, "-o") == 0 || strcmp(t, "--output") == 0) &&
+			    i + 1 < pc->nwords)
+				write_target(c, &pc->words[++i], name);
+			else if (strncmp(t, "--output=", 9) == 0) {
+				struct policy_word tw = pc->words[i];
+
+				tw.text = (char *)t + 9;
+				write_target(c, &tw, name);
+			} else if (strcmp(t, "-f") == 0 || strcmp(t, "--format") == 0)
+				i++;
+		}
+		return;
+	}
 	if (strcmp(name, "tee") == 0 || strcmp(name, "touch") == 0 ||
+	    strcmp(name, "sponge") == 0 ||
 	    strcmp(name, "truncate") == 0 || strcmp(name, "mkdir") == 0 ||
 	    strcmp(name, "rm") == 0 || strcmp(name, "rmdir") == 0 ||
 	    strcmp(name, "unlink") == 0 || strcmp(name, "shred") == 0) {
@@ -911,14 +955,18 @@ note_writes(struct pctx *c, const struct pcmd *pc, const char *name)
 			}
 			noperands++;
 			last = w;
-			/* mv removes its sources; install -d makes them all. */
-			if (strcmp(name, "mv") == 0 || inplace)
+			/*
+			 * mv removes its sources; install -d makes them all;
+			 * a link made by ln may lead out of the workspace.
+			 */
+			if (strcmp(name, "mv") == 0 || inplace ||
+			    strcmp(name, "ln") == 0)
 				write_target(c, w, name);
 		}
 		if (target != NULL)
 			write_target(c, target, name);
 		else if (last != NULL && strcmp(name, "mv") != 0 && !inplace &&
-		    (noperands > 1 || strcmp(name, "ln") == 0))
+		    strcmp(name, "ln") != 0 && noperands > 1)
 			write_target(c, last, name);
 		return;
 	}
@@ -1002,11 +1050,13 @@ cmd_item(struct pctx *c, const struct pcmd *pc, const char *name,
     const char *alt_name, size_t first_arg)
 {
 	struct pitem	*it;
-	struct buf	 full = BUF_INIT, bare = BUF_INIT, alt = BUF_INIT;
+	struct buf	 full = BUF_INIT, args = BUF_INIT;
 	char		*r;
 	size_t		 i;
+	int		 prefixed = 0;
 
 	it = item_new(c);
+	it->xargs = pc->xargs;
 	it->words = xreallocarray(NULL, pc->nwords - first_arg + 1,
 	    sizeof *it->words);
 	for (i = 0; i < pc->nassigns; i++) {
@@ -1021,22 +1071,13 @@ cmd_item(struct pctx *c, const struct pcmd *pc, const char *name,
 		buf_adds(&full, r);
 		buf_addc(&full, ' ');
 		free(r);
+		prefixed = 1;
 	}
-	buf_adds(&full, name);
-	buf_adds(&bare, name);
-	if (alt_name != NULL)
-		buf_adds(&alt, alt_name);
 	it->words[it->nwords++] = xstrdup(name);
 	for (i = first_arg; i < pc->nwords; i++) {
 		r = word_render(&pc->words[i]);
-		buf_addc(&full, ' ');
-		buf_adds(&full, r);
-		buf_addc(&bare, ' ');
-		buf_adds(&bare, r);
-		if (alt_name != NULL) {
-			buf_addc(&alt, ' ');
-			buf_adds(&alt, r);
-		}
+		buf_addc(&args, ' ');
+		buf_adds(&args, r);
 		it->words[it->nwords++] = r;
 		if (pc->words[i].flags & PW_UNSAFE)
 			item_problem(it, "'%s' may run commands when expanded",
@@ -1044,12 +1085,15 @@ cmd_item(struct pctx *c, const struct pcmd *pc, const char *name,
 		if (has_ctrl(pc->words[i].text))
 			item_problem(it, "control character in an argument");
 	}
+	/* The form all rules see, then without prefixes, then by base name. */
+	buf_adds(&full, name);
+	buf_add(&full, args.data, args.len);
 	item_form(it, buf_detach(&full, NULL));
-	item_form(it, buf_detach(&bare, NULL));
+	if (prefixed)
+		item_form(it, xprintf("%s%s", name, buf_str(&args)));
 	if (alt_name != NULL)
-		item_form(it, buf_detach(&alt, NULL));
-	else
-		buf_release(&alt);
+		item_form(it, xprintf("%s%s", alt_name, buf_str(&args)));
+	buf_release(&args);
 	return it;
 }
 
@@ -1070,6 +1114,7 @@ norm_rest(struct pctx *c, const struct pcmd *pc, size_t i,
 	sub.words = pc->words + i;
 	sub.nwords = pc->nwords - i;
 	sub.args_unknown = pc->args_unknown || args_unknown;
+	sub.xargs = pc->xargs || (via != NULL && strcmp(via, "xargs") == 0);
 	sub.via = via != NULL ? via : pc->via;
 	c->depth++;
 	r = norm_cmd(c, &sub);
@@ -1183,6 +1228,8 @@ norm_wrapper(struct pctx *c, const struct pcmd *pc, const struct wrapper *wr,
 		}
 		if (t[1] == '-') {
 			lname = xstrndup(t, strcspn(t, "="));
+			if (strcmp(lname, "--chdir") == 0)
+				c->cwd_unknown = 1;
 			if (strchr(t, '=') != NULL && (word_in(wr->longarg, lname) ||
 			    word_in(wr->longflags, lname)))
 				;
@@ -1205,6 +1252,10 @@ norm_wrapper(struct pctx *c, const struct pcmd *pc, const struct wrapper *wr,
 			goto out;
 		}
 		for (j = 1; t[j] != '\0'; j++) {
+			/* env -C DIR, sudo -D DIR: relative paths move */
+			if ((is_env && t[j] == 'C') || (strcmp(wr->name, "sudo") ==
+			    0 && t[j] == 'D'))
+				c->cwd_unknown = 1;
 			if (strchr(wr->argopts, t[j]) != NULL && t[j] != ' ') {
 				if (t[j + 1] == '\0')
 					i++;
@@ -1510,6 +1561,34 @@ is_shell(const char *t)
 }
 
 static int
+special_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Is name one that norm_cmd treats specially? (sorted, for bsearch) */
+static int
+special_name(const char *name)
+{
+	static const char *names[] = {
+		".", "[", "[[", "alias", "ash", "bash", "builtin", "busybox",
+		"catchsegv", "cd", "chrt", "command", "cp", "csh", "dash", "dd",
+		"declare", "doas", "enable", "env", "eval", "exec", "export",
+		"find", "fish", "getopts", "git", "install", "ionice", "ksh",
+		"let", "ln", "local", "mapfile", "mkdir", "mksh", "mv", "nice",
+		"nohup", "perl", "popd", "posh", "printf", "pushd", "rbash",
+		"read", "readarray", "readonly", "rm", "rmdir", "rsync", "sed",
+		"setsid", "sh", "shred", "source", "sponge", "stdbuf", "sudo",
+		"taskset", "tcsh", "tee", "test", "time", "timeout", "touch",
+		"trap", "truncate", "typeset", "unbuffer", "unlink", "unset",
+		"wait", "xargs", "yash", "zsh"
+	};
+
+	return bsearch(&name, names, nitems(names), sizeof names[0],
+	    special_cmp) != NULL;
+}
+
+static int
 norm_cmd(struct pctx *c, const struct pcmd *pc0)
 {
 	const struct policy_word	*w0;
@@ -1579,6 +1658,10 @@ norm_cmd(struct pctx *c, const struct pcmd *pc0)
 	si = c->nitems - 1;
 	if (gprob != NULL)
 		item_problem(ITEM(c, si), "%s", gprob);
+
+	/* Most commands are nothing special: one lookup and done. */
+	if (!special_name(t))
+		goto done;
 
 	/* What cannot be judged statically. */
 	if (strcmp(t, "eval") == 0)
@@ -1819,17 +1902,45 @@ pctx_release(struct pctx *c)
 /* judging */
 
 static int
-rule_matches(struct policy *p, const struct policy_rule *r, const char *s)
+rule_matches_len(struct policy *p, const struct policy_rule *r, const char *s,
+    size_t len)
 {
 	int	 rc;
 
-	rc = pcre2_match(r->re, (PCRE2_SPTR)s, strlen(s), 0, 0, p->md, p->mctx);
+	/* pcre2_jit_match skips pcre2_match's checks: half the cost. */
+	if (r->jit)
+		rc = pcre2_jit_match(r->re, (PCRE2_SPTR)s, len, 0, 0, p->md,
+		    p->mctx);
+	else
+		rc = pcre2_match(r->re, (PCRE2_SPTR)s, len, 0, 0, p->md,
+		    p->mctx);
 	if (rc >= 0)
 		return 1;
 	if (rc == PCRE2_ERROR_NOMATCH)
 		return 0;
 	/* A rule that errs (match limit) counts when it tightens. */
 	return r->action != PA_ALLOW && r->action != PA_WRITE_ALLOW;
+}
+
+static int
+rule_matches(struct policy *p, const struct policy_rule *r, const char *s)
+{
+	return rule_matches_len(p, r, s, strlen(s));
+}
+
+#define XARGS_PROBE " -delete --output=/x --pre=sh -exec sh -c x ;"
+
+static int
+rule_matches_probe(struct policy *p, const struct policy_rule *r,
+    const char *form)
+{
+	char	*s;
+	int	 m;
+
+	s = xprintf("%s" XARGS_PROBE, form);
+	m = rule_matches(p, r, s);
+	free(s);
+	return m;
 }
 
 static int
@@ -1860,8 +1971,11 @@ judge_rules(struct policy *p, const struct pitem *it, struct judged *j)
 {
 	const struct policy_group	*g;
 	const struct policy_rule	*r;
-	size_t				 gi, ri, fi;
+	size_t				 gi, ri, fi, len[ITEM_MAX_FORMS];
 	int				 is_write;
+
+	for (fi = 0; fi < it->nforms; fi++)
+		len[fi] = strlen(it->forms[fi]);
 
 	j->rule = NULL;
 	j->group = NULL;
@@ -1873,11 +1987,18 @@ judge_rules(struct policy *p, const struct pitem *it, struct judged *j)
 				is_write = r->action >= PA_WRITE_ALLOW;
 				if (is_write != it->write)
 					continue;
-				if (!rule_matches(p, r, it->forms[fi]))
+				if (!rule_matches_len(p, r, it->forms[fi], len[fi]))
 					continue;
 				/* Other forms only tighten. */
 				if (fi > 0 && action_rank(r->action) == 1)
 					break;
+				/*
+				 * xargs appends arguments from its input: an
+				 * allow counts only if it allows hostile ones.
+				 */
+				if (it->xargs && action_rank(r->action) == 1 &&
+				    !rule_matches_probe(p, r, it->forms[fi]))
+					continue;
 				if (j->rule == NULL ||
 				    action_rank(r->action) > action_rank(j->rule->action)) {
 					j->rule = r;
@@ -2150,6 +2271,8 @@ suggest_wider(const struct pitem *it)
 	struct buf	 b = BUF_INIT;
 	size_t		 i = 1;
 
+	if (it->nwords == 0)
+		return NULL;
 	buf_addc(&b, '^');
 	regex_escape(&b, it->words[0]);
 	if (it->nwords > 1 && all_in(it->words[1], "-") &&
