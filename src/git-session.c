@@ -180,6 +180,7 @@ git_session_pr(struct git_session *gs, const struct git_pr_opts *o,
 	char		*dtitle = NULL, *dbody = NULL, *msg, *commit = NULL;
 	char		*branch, *url = NULL, *clean, *password = NULL;
 	char		*owner = NULL, *repo = NULL, *ecause = NULL;
+	char		*dbase = NULL;
 	const char	*title, *body, *base, *token, *api;
 	cJSON		*ev;
 	int		 r, rc = -1;
@@ -188,8 +189,18 @@ git_session_pr(struct git_session *gs, const struct git_pr_opts *o,
 	git_session_pr_defaults(gs, &dtitle, &dbody);
 	title = o->title != NULL ? o->title : dtitle;
 	body = o->body != NULL ? o->body : dbody;
-	base = o->base != NULL ? o->base : gs->branch != NULL &&
-	    *gs->branch != '\0' ? gs->branch : "main";
+	if (o->base != NULL)
+		base = o->base;
+	else if (gs->branch != NULL && *gs->branch != '\0')
+		base = gs->branch;
+	else {
+		/* The source's checked-out or default branch, else main. */
+		if (gs->repo != NULL && *gs->repo == '/')
+			dbase = git_default_branch(gs->repo, 0);
+		else
+			dbase = git_default_branch(gs->workspace, 1);
+		base = dbase != NULL ? dbase : "main";
+	}
 	branch = o->branch != NULL ? xstrdup(o->branch) :
 	    xprintf("holt/%s", gs->name);
 
@@ -270,6 +281,7 @@ git_session_pr(struct git_session *gs, const struct git_pr_opts *o,
 out:
 	free(dtitle);
 	free(dbody);
+	free(dbase);
 	free(commit);
 	free(branch);
 	free(url);

@@ -2541,3 +2541,43 @@ git_commit_all(const char *ws, const char *base, const char *message,
 	buf_release(&out);
 	return r;
 }
+
+/*
+ * The branch a repository's work is based on: for a local repository, the
+ * branch checked out there; for a workspace cloned from an URL, the remote's
+ * default branch as the clone recorded it (refs/remotes/origin/HEAD).
+ * NULL if there is none (detached, unknown). Caller frees.
+ */
+char *
+git_default_branch(const char *path, int workspace)
+{
+	git_repository	*repo;
+	git_reference	*ref = NULL;
+	const char	*t, *name = NULL;
+	char		*cause = NULL, *out = NULL;
+
+	git_setup();
+	if (workspace) {
+		if ((repo = git_open_workspace(path, &cause)) == NULL) {
+			free(cause);
+			return NULL;
+		}
+		if (git_reference_lookup(&ref, repo,
+		    "refs/remotes/origin/HEAD") == 0 &&
+		    (t = git_reference_symbolic_target(ref)) != NULL &&
+		    strncmp(t, "refs/remotes/origin/", 20) == 0)
+			name = t + 20;
+	} else {
+		if (git_repository_open_ext(&repo, path,
+		    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) != 0)
+			return NULL;
+		if (git_repository_head(&ref, repo) == 0 &&
+		    git_reference_is_branch(ref))
+			name = git_reference_shorthand(ref);
+	}
+	if (name != NULL && *name != '\0')
+		out = xstrdup(name);
+	git_reference_free(ref);
+	git_repository_free(repo);
+	return out;
+}

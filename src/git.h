@@ -145,6 +145,15 @@ const char *git_token(void);
  */
 char	*git_url_strip(const char *url, char **password);
 
+/*
+ * The branch to propose into when the session names none: for a local
+ * repository (workspace 0) its checked-out branch; for a workspace cloned
+ * from an URL (workspace 1) the remote's default branch recorded at clone
+ * time. NULL if unknown. Caller frees. Call it right after git_import to
+ * store the branch in session.json before the agent can touch the workspace.
+ */
+char	*git_default_branch(const char *path, int workspace);
+
 /* A local repository's remote.origin.url (its own config). Caller frees. */
 char	*git_origin_url(const char *path, char **cause);
 

@@ -3,6 +3,7 @@
 #	git_session NAME REPO [BRANCH]	import REPO into a new sandbox's
 #					workspace and write the session's
 #					session.json, as holt new --repo does
+#					(no BRANCH: none in session.json)
 #	git_ws NAME			the session's workspace
 #	git_base NAME			its base commit
 #	git_tool ARGS			tests/git-tool (git.h calls)
@@ -28,9 +29,10 @@ git_session() {
 		"$HOLT_HOME/data/sessions/$1" || return 1
 	base=$(git_tool import "$2" "$HOLT_HOME/data/sandboxes/$sbx/workspace") ||
 		return 1
+	branch=${3:+"\"branch\":\"$3\","}
 	cat >"$HOLT_HOME/data/sessions/$1/session.json" <<-EOF
 	{"name":"$1","sandbox":"$sbx","model":"script:none","mode":"auto",
-	 "repo":"$2","base_commit":"$base","branch":"${3:-main}",
+	 "repo":"$2","base_commit":"$base",$branch
 	 "created":"2026-11-29T08:00:00.000Z","test_command":""}
 	EOF
 	: >"$HOLT_HOME/data/sessions/$1/events.jsonl"

@@ -214,6 +214,20 @@ test_expect_success STUB 'a token written into the origin URL is used and never 
 	git -C local remote set-url origin "$(url hello)"
 '
 
+test_expect_success STUB 'no branch in session.json: the remote default branch is the base' '
+	git clone -q --bare work srv/octo/trunky.git &&
+	git -C srv/octo/trunky.git branch -m main trunk &&
+	git -C srv/octo/trunky.git config http.receivepack true &&
+	HOLT_GIT_TOKEN=$TOKEN git_session s11 "$(url trunky)" &&
+	! grep -q "\"branch\"" "$HOLT_HOME/data/sessions/s11/session.json" &&
+	echo t >>"$(git_ws s11)/a.txt" &&
+	HOLT_GIT_TOKEN=$TOKEN holt pr -t s11 --title trunk >out &&
+	grep "\"method\":\"POST\"" api.log | tail -n 1 | json_q "
+b = json.loads(d[\"body\"])
+assert b[\"base\"] == \"trunk\", b
+"
+'
+
 test_expect_success STUB 'the token is nowhere but in the Authorization header' '
 	! grep -r -a -l -F "$TOKEN" "$HOLT_HOME" api.log api2.log &&
 	b64=$(printf "x-access-token:%s" "$TOKEN" | base64) &&
