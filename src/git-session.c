@@ -151,7 +151,19 @@ git_session_pr_defaults(struct git_session *gs, char **title, char **body)
 				n--;
 			(*title)[n] = '\0';
 		}
-		*body = summary;
+		/* GitHub refuses a body over 65536 characters. */
+		if (strlen(summary) > 60000) {
+			size_t	 n = 60000;
+
+			while (n > 0 && ((unsigned char)summary[n] & 0xc0) ==
+			    0x80)
+				n--;
+			summary[n] = '\0';
+			*body = xprintf("%s\n\n(cut: the summary is longer)",
+			    summary);
+			free(summary);
+		} else
+			*body = summary;
 	} else {
 		*title = xprintf("holt: %s", gs->name);
 		*body = xstrdup("");
