@@ -5,8 +5,9 @@
 # The memory bounds are loose (32 MB for the CLI, 64 MB for holt-envd) so the
 # test fails on buffering that grows with the output, not on a busy machine;
 # the tighter performance budget is measured by bench/.
-# Kept small and safe: the bomb caps itself at 2000 processes and the hog at
-# 1 GiB, so a missing limit fails the test without taking the host down.
+# Kept small and safe: the bomb caps itself at 500 processes (200 where the
+# limit is known to be missing) and the hog at 1 GiB, so a missing limit
+# fails the test without taking the host down.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/attack/lib-attack.sh"
 
@@ -36,7 +37,7 @@ sbx=$(cat sbx-id 2>/dev/null)
 
 test_expect_success 'a fork bomb stops at the process limit' '
 	holt sandbox exec --timeout 30 "$sbx" -- /workspace/holt-attack \
-		forkbomb 5 >out &
+		forkbomb 5 500 >out &
 	bomb=$! &&
 	sleep 1 &&
 	for i in 1 2 3 4 5 6 7 8 9 10; do
@@ -114,6 +115,38 @@ test_expect_success PYTHON 'a reader that stalls: both sides hold back' '
 	hwm=$(awk "/^VmHWM:/ { print \$2 }" /proc/$pid/status) &&
 	echo "holt-envd peak RSS: $hwm kB" &&
 	test "$hwm" -lt 65536
+'
+
+# Without cgroups (none delegated: an unprivileged user, a container) the
+# limits fall back to RLIMIT_NPROC and RLIMIT_AS. Known breakage as root:
+# the kernel does not apply RLIMIT_NPROC to root's processes, and the
+# sandbox's processes are root's on the host (bwrap maps the caller).
+test_expect_success 'create a sandbox without cgroups, same limits' '
+	HOLT_SANDBOX_CGROUPS=0 sandbox_new --pids 64 --memory 256M >sbx-nocg-id
+'
+nocg=$(cat sbx-nocg-id 2>/dev/null)
+
+if test_have_prereq ROOT; then
+	expect_nproc=test_expect_failure
+else
+	expect_nproc=test_expect_success
+fi
+$expect_nproc 'without cgroups a fork bomb stops at the process limit' '
+	holt sandbox exec --timeout 30 "$nocg" -- /workspace/holt-attack \
+		forkbomb 3 200 >out &&
+	cat out &&
+	n=$(sed -n "s/^forked: //p" out) &&
+	test "$n" -lt 64 &&
+	grep "^stopped by: EAGAIN$" out
+'
+
+test_expect_success 'without cgroups a memory hog stops at the memory limit' '
+	holt sandbox exec --timeout 60 "$nocg" -- \
+		/workspace/holt-attack memhog 1024 >out 2>err
+	cat out &&
+	! grep "^memhog: ok$" out &&
+	last=$(sed -n "s/^allocated: \\([0-9]*\\) MB$/\\1/p" out) &&
+	test "${last:-0}" -ge 64 && test "${last:-0}" -le 256
 '
 
 test_done

@@ -575,20 +575,22 @@ a_fds(int argc, char **argv)
 }
 
 /*
- * forkbomb SECONDS: fork until fork fails (or 2000 processes, so a missing
- * limit cannot take the host down); each child sleeps at most SECONDS. Prints
- * "forked: N" and the errno that stopped it, then kills its children.
+ * forkbomb SECONDS [MAX]: fork until fork fails (or MAX processes, 2000 by
+ * default, so a missing limit cannot take the host down); each child sleeps
+ * at most SECONDS. Prints "forked: N" and the errno that stopped it, then
+ * kills its children.
  */
 static int
 a_forkbomb(int argc, char **argv)
 {
 	int	secs = argc > 1 ? atoi(argv[1]) : 5, n = 0, status;
+	int	max = argc > 2 ? atoi(argv[2]) : 2000;
 	pid_t	pid;
 
 	setpgid(0, 0);
 	signal(SIGTERM, SIG_IGN);
 	for (;;) {
-		if (n >= 2000) {
+		if (n >= max) {
 			errno = 0;
 			break;
 		}
