@@ -662,6 +662,17 @@ model_attempt_done(struct model_request *req, CURLcode code)
 	    req->ms->nevents : 0UL, (unsigned long long)(mono_ms() -
 	    req->started));
 	if (req->scause != NULL) {
+		/*
+		 * An overload or rate error reported in the stream before any
+		 * of the reply came (Anthropic's overloaded_error) is retried
+		 * like the HTTP status would be: nothing was shown yet.
+		 */
+		if ((req->serr == MODEL_ERR_SERVER ||
+		    req->serr == MODEL_ERR_RATE) && req->ms != NULL &&
+		    req->ms->text.len == 0 && req->ms->nslots == 0) {
+			model_retry(req, req->serr, xstrdup(req->scause));
+			return;
+		}
 		model_finish(req, req->serr, xstrdup(req->scause));
 		return;
 	}

@@ -91,6 +91,15 @@ test_expect_success PYTHON "$p: broken stream ($b): a clear stream error, nothin
 "
 done
 
+test_expect_success PYTHON "$p: an error event before any of the reply is retried" "
+	write_script s.json '{\"broken\":\"error_event\"}' '{\"text\":\"ok\"}' &&
+	start_mock s.json &&
+	\$TEST_MODEL -b \$(url $p) $p:m >actual;
+	stop_mock &&
+	grep '^retry: $p: the server reported an error in the stream' actual &&
+	grep '^text: ok$' actual
+"
+
 test_expect_success PYTHON "$p: an error event in the stream" "
 	write_script s.json '{\"broken\":\"error_event\",\"text\":\"partial answer here\"}' &&
 	start_mock s.json &&
