@@ -357,6 +357,20 @@ test_expect_success 'holt pr --local refuses the checked-out branch and foreign 
 	grep "rejected: .*non-fast-forward" err
 '
 
+test_expect_success 'a long summary is cut for the PR body' '
+	git_session s5 "$TRASH_DIRECTORY/src" &&
+	python3 -c "
+import json
+print(json.dumps({\"seq\": 1, \"type\": \"assistant.message\",
+	\"text\": \"Title\\n\" + \"x\" * 70000}))
+" >"$HOLT_HOME/data/sessions/s5/events.jsonl" &&
+	echo y >>"$(git_ws s5)/mod.txt" &&
+	holt pr -t s5 --local --branch holt/s5 2>err &&
+	git -C src log -1 --format=%B holt/s5 >msg &&
+	test $(wc -c <msg) -lt 61000 &&
+	grep "(cut: the summary is longer)" msg
+'
+
 test_expect_success 'holt pr with no changes since the base says so' '
 	git_session s3 "$TRASH_DIRECTORY/src" &&
 	ws=$(git_ws s3) &&
