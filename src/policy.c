@@ -1326,8 +1326,16 @@ norm_shell(struct pctx *c, const struct pcmd *pc, size_t si)
 		}
 		break;
 	}
-	if (!dash_c)
-		return;		/* a script or stdin: judged as itself */
+	if (!dash_c) {
+		/* A script file is judged as a command; stdin is anything. */
+		for (; i < pc->nwords; i++) {
+			if (pc->words[i].text[0] != '-')
+				return;
+		}
+		item_problem(ITEM(c, si), "%s reads commands from its input, "
+		    "which cannot be judged", pc->words[0].text);
+		return;
+	}
 	if (i >= pc->nwords) {
 		item_problem(ITEM(c, si), "%s -c without a command",
 		    pc->words[0].text);
@@ -1662,6 +1670,19 @@ norm_cmd(struct pctx *c, const struct pcmd *pc0)
 	/* Most commands are nothing special: one lookup and done. */
 	if (!special_name(t))
 		goto done;
+	if (pc->xargs && (is_shell(t) || strcmp(t, "eval") == 0 ||
+	    strcmp(t, "find") == 0)) {
+		item_problem(ITEM(c, si), "xargs gives %s arguments from its "
+		    "input, which may be a command", t);
+		goto done;
+	}
+	for (k = 0; pc->xargs && k < nitems(wrappers); k++) {
+		if (strcmp(t, wrappers[k].name) == 0) {
+			item_problem(ITEM(c, si), "xargs gives %s arguments from "
+			    "its input, which may be a command", t);
+			goto done;
+		}
+	}
 
 	/* What cannot be judged statically. */
 	if (strcmp(t, "eval") == 0)
@@ -1741,6 +1762,26 @@ norm_redirs(struct pctx *c, const struct policy_cmd *pcmd)
 	for (i = 0; i < pcmd->nredirs; i++) {
 		const struct policy_redir *r = &pcmd->redirs[i];
 
+		/*
+		 * bash opens a network connection for < /dev/tcp/HOST/PORT
+		 * (writes there are outside the workspace anyway).
+		 */
+		if ((r->op == PR_IN || r->op == PR_RW) &&
+		    (strncmp(r->target.text, "/dev/tcp/", 9) == 0 ||
+		    strncmp(r->target.text, "/dev/udp/", 9) == 0 ||
+		    (r->target.flags & (PW_VAR|PW_SUBST|PW_ARITH|PW_GLOB|
+		    PW_BRACE|PW_UNSAFE)))) {
+			struct pitem *it = item_new(c);
+
+			item_form(it, xprintf("< %s", r->target.text));
+			if (r->target.text[0] == '/')
+				item_problem(it, "'%s' is a network connection",
+				    r->target.text);
+			else
+				item_problem(it, "reading '%s', which may be a "
+				    "network connection (/dev/tcp/...)",
+				    r->target.text);
+		}
 		switch (r->op) {
 		case PR_OUT:
 		case PR_APPEND:
