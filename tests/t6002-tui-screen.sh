@@ -106,7 +106,14 @@ test_expect_success TMUX 'a theme changes the colours' '
 	tui_wait c "holt │ s" &&
 	status_sgr c >light-status &&
 	! cmp -s light-status hc-status &&
-	! cmp -s light-status default-status
+	! cmp -s light-status default-status &&
+	tui_start c2 -T solarized-dark -t s &&
+	tui_wait c2 "holt │ s" &&
+	status_sgr c2 >sol-status &&
+	! cmp -s sol-status light-status &&
+	for s in b c c2; do
+		! tui_screen $s | grep -a "default theme" || return 1
+	done
 '
 
 test_expect_success TMUX 'the theme option of holt.conf is used' '

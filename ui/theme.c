@@ -3,7 +3,7 @@
  * a theme file maps roles to colours, one role a line:
  *
  *	# comment
- *	status       = black cyan
+ *	status       = black cyan		# a comment after " # "
  *	border.focus = #5fafff default bold
  *	diff.add     = 2
  *
@@ -64,22 +64,28 @@ char *
 theme_find(const char *name)
 {
 	const char	*dirs[4];
-	char		*p;
+	char		*p, *up;
 	size_t		 i, n = 0;
 
 	if (strchr(name, '/') != NULL)
 		return xstrdup(name);
+	/* The user's, the installed ones, then a build tree's. */
+	up = xprintf("%s/..", paths_self_dir());
 	dirs[n++] = paths_config_dir();
 	dirs[n++] = HOLT_DATADIR;
 	dirs[n++] = paths_self_dir();
+	dirs[n++] = up;
 	for (i = 0; i < n; i++) {
 		if (dirs[i] == NULL)
 			continue;
 		p = xprintf("%s/themes/%s.theme", dirs[i], name);
-		if (access(p, R_OK) == 0)
+		if (access(p, R_OK) == 0) {
+			free(up);
 			return p;
+		}
 		free(p);
 	}
+	free(up);
 	return NULL;
 }
 
@@ -145,10 +151,17 @@ theme_parse_line(struct theme_role *roles, char *line, char **why)
 	attr_t		 a, attr = 0;
 	size_t		 i;
 
-	if ((eq = strchr(line, '#')) != NULL && (eq == line ||
-	    isspace((unsigned char)eq[-1])))
-		*eq = '\0';
 	key = line + strspn(line, " \t");
+	if (*key == '#')
+		return 0;
+	/* A trailing comment is " # ..."; "#rrggbb" is a colour. */
+	for (eq = key; (eq = strchr(eq, '#')) != NULL; eq++) {
+		if (isspace((unsigned char)eq[-1]) && (eq[1] == '\0' ||
+		    isspace((unsigned char)eq[1]))) {
+			*eq = '\0';
+			break;
+		}
+	}
 	if (*key == '\0' || *key == '\n')
 		return 0;
 	if ((eq = strchr(key, '=')) == NULL) {
@@ -193,12 +206,43 @@ theme_parse_line(struct theme_role *roles, char *line, char **why)
 }
 
 int
-theme_load(const char *name, char **cause)
+theme_parse(const char *data, size_t len, const char *name, char **cause)
 {
 	struct theme_role	 roles[ROLE_COUNT];
-	char			*path, *data, *line, *next, *why = NULL;
-	size_t			 len;
+	char			*copy, *line, *next, *why = NULL;
 	int			 lineno = 0;
+
+	if (memchr(data, '\0', len) != NULL) {
+		*cause = xprintf("theme '%s': not a text file", name);
+		return -1;
+	}
+	copy = xstrndup(data, len);
+	memcpy(roles, theme_roles, sizeof roles);
+	for (line = copy; line != NULL && *line != '\0'; line = next) {
+		lineno++;
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (theme_parse_line(roles, line, &why) != 0) {
+			*cause = xprintf("theme '%s' line %d: %s", name, lineno,
+			    why);
+			free(why);
+			free(copy);
+			return -1;
+		}
+	}
+	free(copy);
+	memcpy(theme_roles, roles, sizeof theme_roles);
+	if (theme_started)
+		theme_start();
+	return 0;
+}
+
+int
+theme_load(const char *name, char **cause)
+{
+	char	*path, *data;
+	size_t	 len;
+	int	 rc;
 
 	if (name == NULL || *name == '\0')
 		name = "default";
@@ -214,28 +258,45 @@ theme_load(const char *name, char **cause)
 		free(path);
 		return -1;
 	}
-	memcpy(roles, theme_roles, sizeof roles);
-	for (line = data; line != NULL && *line != '\0'; line = next) {
-		lineno++;
-		if ((next = strchr(line, '\n')) != NULL)
-			*next++ = '\0';
-		if (theme_parse_line(roles, line, &why) != 0) {
-			*cause = xprintf("theme '%s' line %d: %s", path, lineno,
-			    why);
-			free(why);
-			free(data);
-			free(path);
-			return -1;
-		}
+	if ((rc = theme_parse(data, len, path, cause)) == 0) {
+		free(theme_current);
+		theme_current = xstrdup(name);
 	}
 	free(data);
 	free(path);
-	memcpy(theme_roles, roles, sizeof theme_roles);
-	free(theme_current);
-	theme_current = xstrdup(name);
-	if (theme_started)
-		theme_start();
-	return 0;
+	return rc;
+}
+
+/* What a role is set to, as a theme line would say it (tests). */
+char *
+theme_describe(enum ui_role r)
+{
+	struct buf	 b = BUF_INIT;
+	const int	 c[2] = { theme_roles[r].fg, theme_roles[r].bg };
+	attr_t		 a = theme_roles[r].attr;
+	size_t		 len;
+	int		 i;
+
+	buf_addf(&b, "%s =", theme_roles[r].name);
+	for (i = 0; i < 2; i++) {
+		if (c[i] == THEME_DEFAULT)
+			buf_adds(&b, " default");
+		else if (c[i] & THEME_RGB)
+			buf_addf(&b, " #%06x", c[i] & 0xffffff);
+		else
+			buf_addf(&b, " %d", c[i]);
+	}
+	if (a & A_BOLD)
+		buf_adds(&b, " bold");
+	if (a & A_DIM)
+		buf_adds(&b, " dim");
+	if (a & A_REVERSE)
+		buf_adds(&b, " reverse");
+	if (a & A_UNDERLINE)
+		buf_adds(&b, " underline");
+	if (a & A_ITALIC)
+		buf_adds(&b, " italic");
+	return buf_detach(&b, &len);
 }
 
 /* The nearest of the 8 basic colours to an RGB colour. */

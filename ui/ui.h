@@ -78,6 +78,10 @@ enum ui_role {
 
 /* Loads NAME (a theme name or a path); on error keeps the defaults. */
 int	 theme_load(const char *name, char **cause);
+/* The text of a theme file; NAME is for messages. All or nothing. */
+int	 theme_parse(const char *data, size_t len, const char *name,
+	     char **cause);
+char	*theme_describe(enum ui_role);	/* "role = fg bg attrs", caller frees */
 void	 theme_start(void);		/* after initscr: allocate pairs */
 attr_t	 theme_attr(enum ui_role);
 int	 theme_pair(enum ui_role);
