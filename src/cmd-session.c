@@ -300,11 +300,30 @@ cmd_new_progress(void *arg, const char *msg)
 static char *
 cmd_repo_here(void)
 {
-	char		 cwd[PATH_MAX], *p, *git;
+	char		 cwd[PATH_MAX], *p, *git, *copy, *dir, *save;
+	const char	*ceil = getenv("GIT_CEILING_DIRECTORIES");
 
 	if (getcwd(cwd, sizeof cwd) == NULL)
 		return NULL;
 	for (;;) {
+		/* As git: never look in or above a ceiling directory. */
+		if (ceil != NULL && *ceil != '\0') {
+			int stop = 0;
+			copy = xstrdup(ceil);
+			for (dir = strtok_r(copy, ":", &save); dir != NULL;
+			    dir = strtok_r(NULL, ":", &save)) {
+				size_t n = strlen(dir);
+				if (strncmp(cwd, dir, n) == 0 && (cwd[n] == '\0' ||
+				    (strlen(cwd) < n)))
+					stop = 1;
+				if (strlen(cwd) < n && strncmp(dir, cwd,
+				    strlen(cwd)) == 0)
+					stop = 1;
+			}
+			free(copy);
+			if (stop)
+				return NULL;
+		}
 		git = xprintf("%s/.git", cwd);
 		if (access(git, F_OK) == 0) {
 			free(git);
