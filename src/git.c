@@ -991,6 +991,114 @@ git_patch_json(git_patch *patch)
 }
 
 /*
+ * A submodule entry (gitlink): libgit2 would open the nested repository to
+ * tell whether it is dirty when it makes the patch, so the patch is made
+ * here from the two commit ids alone, as git prints it.
+ */
+static int
+delta_is_gitlink(const git_diff_delta *d)
+{
+	return d->old_file.mode == GIT_FILEMODE_COMMIT ||
+	    d->new_file.mode == GIT_FILEMODE_COMMIT;
+}
+
+static int
+gitlink_side(const git_diff_file *f, int absent, char *hex, size_t len)
+{
+	if (absent || f->mode != GIT_FILEMODE_COMMIT)
+		return 0;
+	git_oid_tostr(hex, len, &f->id);
+	return 1;
+}
+
+static cJSON *
+gitlink_json(const git_diff_delta *d)
+{
+	cJSON	*f, *hunks, *h, *lines, *l;
+	char	 o[GIT_OID_HEXSZ + 1], n[GIT_OID_HEXSZ + 1], *t;
+	int	 ho, hn;
+
+	ho = gitlink_side(&d->old_file, d->status == GIT_DELTA_ADDED ||
+	    d->status == GIT_DELTA_UNTRACKED, o, sizeof o);
+	hn = gitlink_side(&d->new_file, d->status == GIT_DELTA_DELETED, n,
+	    sizeof n);
+	f = cJSON_CreateObject();
+	cJSON_AddStringToObject(f, "path", d->new_file.path);
+	cJSON_AddStringToObject(f, "old_path", d->old_file.path);
+	cJSON_AddStringToObject(f, "status", git_status_name(d->status));
+	cJSON_AddBoolToObject(f, "binary", 0);
+	add_mode(f, "old_mode", d->status == GIT_DELTA_ADDED ||
+	    d->status == GIT_DELTA_UNTRACKED ? 0 : d->old_file.mode);
+	add_mode(f, "new_mode", d->status == GIT_DELTA_DELETED ? 0 :
+	    d->new_file.mode);
+	cJSON_AddNumberToObject(f, "additions", hn);
+	cJSON_AddNumberToObject(f, "deletions", ho);
+	hunks = cJSON_AddArrayToObject(f, "hunks");
+	if (!ho && !hn)
+		return f;
+	h = cJSON_CreateObject();
+	t = xprintf("@@ -%s +%s @@", ho ? "1" : "0,0", hn ? "1" : "0,0");
+	cJSON_AddStringToObject(h, "header", t);
+	free(t);
+	cJSON_AddNumberToObject(h, "old_start", ho);
+	cJSON_AddNumberToObject(h, "old_lines", ho);
+	cJSON_AddNumberToObject(h, "new_start", hn);
+	cJSON_AddNumberToObject(h, "new_lines", hn);
+	lines = cJSON_AddArrayToObject(h, "lines");
+	if (ho) {
+		l = cJSON_CreateObject();
+		cJSON_AddStringToObject(l, "origin", "-");
+		t = xprintf("Subproject commit %s", o);
+		cJSON_AddStringToObject(l, "text", t);
+		free(t);
+		cJSON_AddItemToArray(lines, l);
+	}
+	if (hn) {
+		l = cJSON_CreateObject();
+		cJSON_AddStringToObject(l, "origin", "+");
+		t = xprintf("Subproject commit %s", n);
+		cJSON_AddStringToObject(l, "text", t);
+		free(t);
+		cJSON_AddItemToArray(lines, l);
+	}
+	cJSON_AddItemToArray(hunks, h);
+	return f;
+}
+
+/* The patch of a gitlink, as git diff prints it. */
+static void
+gitlink_print(const git_diff_delta *d, FILE *f, int colour)
+{
+	char	 o[GIT_OID_HEXSZ + 1], n[GIT_OID_HEXSZ + 1];
+	int	 ho, hn;
+
+	ho = gitlink_side(&d->old_file, d->status == GIT_DELTA_ADDED ||
+	    d->status == GIT_DELTA_UNTRACKED, o, sizeof o);
+	hn = gitlink_side(&d->new_file, d->status == GIT_DELTA_DELETED, n,
+	    sizeof n);
+	fprintf(f, "%sdiff --git a/%s b/%s\n", colour ? "\033[1m" : "",
+	    d->old_file.path, d->new_file.path);
+	if (!ho)
+		fprintf(f, "new file mode %06o\n", (unsigned)d->new_file.mode);
+	else if (!hn)
+		fprintf(f, "deleted file mode %06o\n",
+		    (unsigned)d->old_file.mode);
+	fprintf(f, "index %.7s..%.7s\n", ho ? o : "0000000",
+	    hn ? n : "0000000");
+	fprintf(f, "--- %s%s\n+++ %s%s%s\n", ho ? "a/" : "/dev/null",
+	    ho ? d->old_file.path : "", hn ? "b/" : "/dev/null",
+	    hn ? d->new_file.path : "", colour ? "\033[m" : "");
+	fprintf(f, "%s@@ -%s +%s @@%s\n", colour ? "\033[36m" : "",
+	    ho ? "1" : "0,0", hn ? "1" : "0,0", colour ? "\033[m" : "");
+	if (ho)
+		fprintf(f, "%s-Subproject commit %s%s\n", colour ?
+		    "\033[31m" : "", o, colour ? "\033[m" : "");
+	if (hn)
+		fprintf(f, "%s+Subproject commit %s%s\n", colour ?
+		    "\033[32m" : "", n, colour ? "\033[m" : "");
+}
+
+/*
  * libgit2 gives a type change (file to link, link to file) no content; the
  * same diff without type changes has it as a delete and an add of the path,
  * whose hunks are the file's (as git diff prints it).
@@ -1057,6 +1165,11 @@ git_diff_impl(const char *ws, const char *base, char **cause)
 	files = cJSON_AddArrayToObject(out, "files");
 	n = git_diff_num_deltas(diff);
 	for (i = 0; i < n; i++) {
+		if (delta_is_gitlink(git_diff_get_delta(diff, i))) {
+			cJSON_AddItemToArray(files,
+			    gitlink_json(git_diff_get_delta(diff, i)));
+			continue;
+		}
 		if (git_patch_from_diff(&patch, diff, i) != 0) {
 			git_set_cause(cause, "diff of '%s': %s", ws);
 			cJSON_Delete(out);
@@ -1154,6 +1267,10 @@ git_print_diff_impl(const char *ws, const char *base, FILE *f, int colour,
 		size_t			 k = i;
 		const git_diff_delta	*d = git_diff_get_delta(diff, i), *e;
 
+		if (delta_is_gitlink(d)) {
+			gitlink_print(d, f, colour);
+			continue;
+		}
 		if (i + 1 < n && (e = git_diff_get_delta(diff, i + 1)) != NULL &&
 		    e->status == GIT_DELTA_DELETED &&
 		    d->status != GIT_DELTA_DELETED &&
@@ -1271,10 +1388,18 @@ git_print_stat_impl(const char *ws, const char *base, FILE *f, int width,
 	n = git_diff_num_deltas(diff);
 	sf = xcalloc(n + 1, sizeof *sf);
 	for (i = 0; i < n; i++) {
-		if (git_patch_from_diff(&patch, diff, i) != 0 || patch == NULL)
-			continue;
-		d = git_patch_get_delta(patch);
-		git_patch_line_stats(NULL, &add, &del, patch);
+		d = git_diff_get_delta(diff, i);
+		patch = NULL;
+		if (delta_is_gitlink(d)) {
+			add = d->status != GIT_DELTA_DELETED;
+			del = d->status != GIT_DELTA_ADDED &&
+			    d->status != GIT_DELTA_UNTRACKED;
+		} else {
+			if (git_patch_from_diff(&patch, diff, i) != 0 ||
+			    patch == NULL)
+				continue;
+			git_patch_line_stats(NULL, &add, &del, patch);
+		}
 		path = d->new_file.path != NULL ? d->new_file.path :
 		    d->old_file.path;
 		if (nf > 0 && strcmp(sf[nf - 1].name, path) == 0 &&

@@ -251,6 +251,11 @@ m = f[\"m\"]
 assert m[\"new_mode\"] == \"160000\", m
 assert [l[\"text\"] for l in m[\"hunks\"][0][\"lines\"]] == [\"Subproject commit \" + \"1\" * 40], m
 " <d.json &&
+	holt diff -t s2 >patch &&
+	grep "^+Subproject commit 1111111111111111111111111111111111111111$" patch &&
+	grep "^new file mode 160000" patch &&
+	holt diff -t s2 --stat >stat &&
+	grep "^ m  *| 1 +$" stat &&
 	untouched
 '
 
