@@ -231,6 +231,53 @@ test_expect_success 'a symlink swapped in between check and use' '
 	grep -q "^HOSTSECRET-$$\$" host-secret
 '
 
+# The same race one level up: a directory on the way flips between a real
+# directory and a magic link to holt-envd's host state directory (its fd 4,
+# as /proc/self/fd/4 from envd's side and /proc/1/fd/4 from ours), while
+# the host puts and gets a file beneath it. Nothing may appear in, or come
+# out of, the state directory.
+test_expect_success 'a directory swapped for a magic link between check and use' '
+	holt sandbox service "$sbx" create dflip-svc -- sleep 300 &&
+	state=$HOLT_HOME/data/sandboxes/$sbx/run/envd &&
+	test -f "$state/services.json" &&
+	ls -R "$state" >state-before &&
+	cat >dflipper.sh <<-\EOF &&
+	cd /workspace || exit 1
+	mkdir -p real && echo benign >real/services.json
+	n=0
+	while [ $n -lt 200000 ] && ! [ -e /workspace/dflip-stop ]; do
+		ln -sfn real l.tmp && mv -fT l.tmp dflip
+		ln -sfn /proc/self/fd/4 l.tmp && mv -fT l.tmp dflip
+		ln -sfn /proc/1/fd/4 l.tmp && mv -fT l.tmp dflip
+		n=$((n + 1))
+		echo $n >dflip-count
+	done
+	EOF
+	holt sandbox put "$sbx" dflipper.sh /workspace/dflipper.sh &&
+	{ holt sandbox exec --timeout 60 "$sbx" -- sh /workspace/dflipper.sh \
+		>/dev/null 2>&1 & } &&
+	test_wait_for 100 "holt sandbox exec $sbx -- test -s /workspace/dflip-count" &&
+	echo EVIL >evil &&
+	got=0 i=0 &&
+	while [ $i -lt 60 ]; do
+		if holt sandbox get "$sbx" /workspace/dflip/services.json got \
+			2>/dev/null; then
+			got=$((got + 1))
+			grep -q "^benign$" got ||
+				{ echo "read the state directory"; return 1; }
+		fi
+		holt sandbox put "$sbx" evil /workspace/dflip/pwned 2>/dev/null
+		i=$((i + 1))
+	done &&
+	holt sandbox exec "$sbx" -- touch /workspace/dflip-stop &&
+	n=$(holt sandbox exec "$sbx" -- cat /workspace/dflip-count) &&
+	echo "gets that succeeded: $got, flips: $n" &&
+	test "$got" -gt 0 && test "$n" -gt 10 &&
+	ls -R "$state" >state-after &&
+	test_cmp state-before state-after &&
+	holt sandbox service "$sbx" stop dflip-svc
+'
+
 test_expect_success 'rm and ls do not follow links planted in the workspace' '
 	mkdir -p victim/sub &&
 	echo keep >victim/sub/file &&
