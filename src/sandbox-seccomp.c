@@ -21,8 +21,10 @@
  * x86_64: the 32-bit int 0x80 entry and x32) kills the process, since every
  * rule here is written for native system call numbers.
  *
- * Cost: the exported program is about 200 BPF instructions; the kernel runs it
- * on every system call, a few tens of nanoseconds.
+ * Cost: the exported program is about 170 BPF instructions, laid out as a
+ * binary tree over system call numbers; the kernel runs a path through it on
+ * every system call. bench/seccomp.sh measures it beside a bare bwrap: on a
+ * loaded 2-core VM, 1.2-1.3x the time of getppid, the cheapest call.
  */
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -34,8 +36,7 @@
 #include <unistd.h>
 
 #include "holt.h"
-
-int	sandbox_seccomp_fd(char **cause);
+#include "sandbox.h"
 
 /* System calls denied outright, whatever their arguments. */
 static const char *sandbox_seccomp_denied[] = {

@@ -38,8 +38,7 @@
 #include <cmocka.h>
 
 #include "holt.h"
-
-int	sandbox_seccomp_fd(char **);
+#include "sandbox.h"
 
 #define KILLED(sig) (1000 + (sig))
 
