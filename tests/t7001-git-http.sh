@@ -31,7 +31,7 @@ test_expect_success HTTPD 'setup: a repository served over smart HTTP' '
 	mkdir -p srv/o &&
 	git clone -q --bare work srv/o/proj.git &&
 	git -C srv/o/proj.git config http.receivepack true &&
-	"$TEST_DIRECTORY/git-http-server" srv "$TOKEN" httpd >port &&
+	sh "$TEST_DIRECTORY/git-http-server" srv "$TOKEN" httpd >port &&
 	test -s port
 '
 PORT=$(cat port 2>/dev/null)

@@ -55,7 +55,7 @@ test_expect_success STUB 'setup: git server, API stand-ins, repositories' '
 		git clone -q --bare work srv/octo/$r.git &&
 		git -C srv/octo/$r.git config http.receivepack true || return 1
 	done &&
-	"$TEST_DIRECTORY/git-http-server" srv "$TOKEN" httpd >port &&
+	sh "$TEST_DIRECTORY/git-http-server" srv "$TOKEN" httpd >port &&
 	start_stub api "$TOKEN" &&
 	start_stub api2 other-token
 '
