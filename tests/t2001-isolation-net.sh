@@ -128,4 +128,27 @@ sys.exit(0 if abi < 6 else 1)" &&
 	fi
 '
 
+test_expect_success PYTHON '--net on: one sandbox cannot reach another'"'"'s abstract socket' '
+	sandbox_new --net on >sbx-on2-id &&
+	on2=$(cat sbx-on2-id) &&
+	holt sandbox service "$sbx_on" create alisten -- python3 -c "
+import socket, time
+s = socket.socket(socket.AF_UNIX); s.bind(\"\\0holt-inside-a-$$\"); s.listen(8)
+time.sleep(120)" &&
+	test_wait_for 50 "grep -q @holt-inside-a-$$ /proc/net/unix" &&
+	attack "$sbx_on" abstract holt-inside-a-$$ >out &&
+	grep "^abstract: ok$" out &&
+	attack "$on2" abstract holt-inside-a-$$ >out ;
+	cat out &&
+	holt sandbox service "$sbx_on" stop alisten &&
+	if grep "^abstract: ok$" out; then
+		python3 -c "
+import ctypes, sys
+sys.exit(0 if ctypes.CDLL(None).syscall(444, None, 0, 1) < 6 else 1)" &&
+		echo "this kernel cannot scope abstract sockets: not tested"
+	else
+		grep "^abstract: EPERM$" out
+	fi
+'
+
 test_done
