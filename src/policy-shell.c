@@ -397,7 +397,7 @@ psh_sub(struct psh *ps, const char *s, size_t len)
 
 /* $'...': ANSI-C quoting. A decoded NUL ends the string, as in bash. */
 static int
-psh_ansi_c(struct psh *ps, struct buf *b)
+psh_ansi_c(struct psh *ps, struct buf *b, int *flags)
 {
 	const char	*s = ps->s;
 	size_t		 i = ps->pos + 2;
@@ -429,7 +429,16 @@ psh_ansi_c(struct psh *ps, struct buf *b)
 		case 'r': v = 13; break;
 		case 't': v = 9; break;
 		case 'v': v = 11; break;
-		case '\\': case '\'': case '"': case '?': v = (unsigned long)c; break;
+		case '\'':
+			/*
+			 * sh (dash) has no $'...': for it the quote ends
+			 * here, and what bash reads as one word it reads as
+			 * more words, even commands.
+			 */
+			*flags |= PW_UNSAFE;
+			v = (unsigned long)c;
+			break;
+		case '\\': case '"': case '?': v = (unsigned long)c; break;
 		case 'c':
 			if (i < ps->len) {
 				v = (unsigned char)s[i] & 0x1f;
@@ -637,7 +646,7 @@ psh_dollar(struct psh *ps, struct buf *b, int *flags, int in_dq)
 
 	if (c == '\'' && !in_dq) {
 		*flags |= PW_QUOTED;
-		return psh_ansi_c(ps, b);
+		return psh_ansi_c(ps, b, flags);
 	}
 	if (c == '"' && !in_dq) {
 		ps->pos += 2;

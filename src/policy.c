@@ -1855,6 +1855,26 @@ norm_parsed_kind(struct pctx *c, const struct policy_cmd *pcmd)
 		}
 		return;
 	case PC_TEST:
+		/*
+		 * For sh, [[ is a command like any other: its < > are
+		 * redirections, its && || ( ) separators. Only [[ ]] that
+		 * both read the same way can be judged.
+		 */
+		for (i = 1; i + 1 < pcmd->nwords; i++) {
+			t = pcmd->words[i].text;
+			if ((pcmd->words[i].flags & PW_QUOTED) == 0 &&
+			    (strcmp(t, "<") == 0 || strcmp(t, ">") == 0 ||
+			    strcmp(t, "&&") == 0 || strcmp(t, "||") == 0 ||
+			    strcmp(t, "(") == 0 || strcmp(t, ")") == 0 ||
+			    strcmp(t, "|") == 0)) {
+				it = item_new(c);
+				item_form(it, xstrdup("[[ ... ]]"));
+				item_problem(it, "'%s' in [[ ]]: sh reads it as a "
+				    "redirection or a separator, bash does not", t);
+				return;
+			}
+		}
+		break;
 	case PC_SIMPLE:
 		break;
 	}
