@@ -272,7 +272,10 @@ cmd_pr_exec(int argc, char **argv)
 			    "  --draft           open a draft\n"
 			    "  --local           push the branch into the local "
 			    "repository the session\n"
-			    "                    came from; open nothing\n");
+			    "                    came from; open nothing\n"
+			    "The token is HOLT_GIT_TOKEN, GITHUB_TOKEN or "
+			    "git_token (holt.conf); the API\n"
+			    "is github_api_url (holt.conf) or HOLT_GITHUB_API.\n");
 			return EXIT_OK;
 		default:
 			cmd_usage(&cmd_pr_entry, stderr);
