@@ -134,8 +134,9 @@ approval_send(struct approval *a, const char *id, const char *decision,
 	if (key != NULL && value != NULL)
 		cJSON_AddStringToObject(m, key, value);
 	tui_send(a->tui, m);
-	approval_remove(a, id);
+	/* id belongs to the queued request: use it before removing that. */
 	tui_flash(a->tui, "%s: %s", id, decision);
+	approval_remove(a, id);
 }
 
 static const char *
