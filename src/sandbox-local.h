@@ -26,6 +26,7 @@ int	 sandbox_socket_alive(struct sandbox *);
 int	 sandbox_connect_raw(struct sandbox *, int timeout_ms, char **cause);
 
 /* sandbox-local.c */
+int	 sandbox_write_run(const char *path, const char *, size_t);
 pid_t	 sandbox_local_pid(struct sandbox *);	/* envd's host pid if alive, else 0 */
 
 #endif

@@ -483,8 +483,9 @@ struct sandbox *
 sandbox_create(const struct sandbox_opts *o, char **cause)
 {
 	struct sandbox	**list, *sb;
-	char		  id[32], *dir, *path, *now;
+	char		  id[32], *dir, *path, *now, *json;
 	size_t		  n, i;
+	int		  fd, dfd, rc;
 	cJSON		 *meta, *limits;
 	const char	 *subs[] = { "workspace", "home", "run", "run/envd" };
 
@@ -546,21 +547,44 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 	limits = cJSON_AddObjectToObject(meta, "limits");
 	cJSON_AddNumberToObject(limits, "memory", (double)o->memory);
 	cJSON_AddNumberToObject(limits, "pids", o->pids);
+	/*
+	 * meta.json is written now and made durable (fsync of the file and
+	 * the directory) while bubblewrap starts: the two overlap, and create
+	 * returns only once both are done.
+	 */
 	path = paths_join(dir, "meta.json");
-	if (json_save_file(path, meta, cause) != 0) {
-		cJSON_Delete(meta);
+	json = cJSON_Print(meta);
+	cJSON_Delete(meta);
+	if (json == NULL)
+		fatalx("out of memory (json)");
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd == -1 || file_write_all(fd, json, strlen(json)) != 0) {
+		*cause = xprintf("%s: %s", path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		cJSON_free(json);
 		free(path);
 		file_rm_rf(dir);
 		free(dir);
 		return NULL;
 	}
-	cJSON_Delete(meta);
+	cJSON_free(json);
 	free(path);
-	free(dir);
 
-	if ((sb = sandbox_load(id, cause)) == NULL)
+	if ((sb = sandbox_load(id, cause)) == NULL) {
+		close(fd);
+		free(dir);
 		return NULL;
-	if (sandbox_start(sb, cause) != 0) {
+	}
+	rc = sandbox_start(sb, cause);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fsync(fd) != 0 || dfd == -1 || fsync(dfd) != 0)
+		log_warn("%s", dir);
+	close(fd);
+	if (dfd != -1)
+		close(dfd);
+	free(dir);
+	if (rc != 0) {
 		/* A sandbox that never ran is not kept half-made. */
 		path = NULL;
 		sandbox_stop(sb, &path);
