@@ -187,6 +187,22 @@ cmd_policy_join(int argc, char **argv)
 	return buf_detach(&b, NULL);
 }
 
+/* Commands may hold control characters: never send them to a terminal. */
+static void
+cmd_policy_puts(const char *s, FILE *f)
+{
+	for (; *s != '\0'; s++) {
+		if (*s == '\n')
+			fputs("\\n", f);
+		else if (*s == '\t')
+			fputs("\\t", f);
+		else if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			fprintf(f, "\\x%02x", (unsigned char)*s);
+		else
+			fputc(*s, f);
+	}
+}
+
 static void
 cmd_policy_print(const struct policy_result *res, enum policy_mode mode,
     FILE *f)
@@ -194,16 +210,21 @@ cmd_policy_print(const struct policy_result *res, enum policy_mode mode,
 	const struct policy_part	*pt;
 	size_t				 i;
 
-	fprintf(f, "%s (%s mode): %s\n", policy_verdict_name(res->verdict),
-	    policy_mode_name(mode), res->reason);
+	fprintf(f, "%s (%s mode): ", policy_verdict_name(res->verdict),
+	    policy_mode_name(mode));
+	cmd_policy_puts(res->reason, f);
+	fputc('\n', f);
 	for (i = 0; i < res->nparts; i++) {
 		pt = &res->parts[i];
-		fprintf(f, "  %-5s  %s\n", policy_verdict_name(pt->verdict),
-		    pt->command);
-		fprintf(f, "         %s", pt->reason);
-		if (pt->rule != NULL)
-			fprintf(f, ": %s %s  (%s:%u)", pt->action, pt->rule,
-			    pt->source, pt->line);
+		fprintf(f, "  %-5s  ", policy_verdict_name(pt->verdict));
+		cmd_policy_puts(pt->command, f);
+		fputs("\n         ", f);
+		cmd_policy_puts(pt->reason, f);
+		if (pt->rule != NULL) {
+			fprintf(f, ": %s ", pt->action);
+			cmd_policy_puts(pt->rule, f);
+			fprintf(f, "  (%s:%u)", pt->source, pt->line);
+		}
 		fputc('\n', f);
 	}
 }
@@ -328,9 +349,10 @@ cmd_policy_suggest(int argc, char **argv)
 	line = cmd_policy_join(argc - first, argv + first);
 	rule = policy_suggest_rule(p, line, &wider);
 	if (rule == NULL) {
-		fprintf(stderr, "holt policy suggest: no rule can allow '%s' "
-		    "(a part is denied, asked by a rule, cannot be judged, or "
-		    "is already allowed)\n", line);
+		fputs("holt policy suggest: no rule can allow '", stderr);
+		cmd_policy_puts(line, stderr);
+		fputs("' (a part is denied, asked by a rule, cannot be judged, "
+		    "or is already allowed)\n", stderr);
 		free(line);
 		policy_free(p);
 		return EXIT_ERR;

@@ -150,6 +150,26 @@ test_expect_success 'a suggested rule, added to the session, allows the command'
 	test_expect_code 11 holt policy check --session s2 -- "make -j4 all; curl x"
 '
 
+test_expect_success 'a 100 KB line is decided, deep nesting asks with a reason' '
+	python3 -c "print(\"cat \" + \"a\" * 102400 + \" && curl x\")" >long &&
+	test_expect_code 11 holt policy check -- "$(cat long)" >out &&
+	grep "^deny (auto mode): curl x" out &&
+	python3 -c "print(\"( \" * 2000 + \"ls\" + \" )\" * 2000)" >deep &&
+	test_expect_code 10 holt policy check -- "$(cat deep)" >out &&
+	grep "nesting deeper than 32 levels" out &&
+	test_expect_code 11 holt policy check --mode strict -- "$(cat deep)"
+'
+
+test_expect_success 'control characters and lookalikes are never allowed' '
+	test_expect_code 10 holt policy check -- "$(printf "ls\\033[2J")" >out &&
+	grep "non-ASCII or control" out &&
+	grep -F "ls\\x1b[2J" out &&
+	! grep -q "$(printf "\\033")" out &&
+	test_expect_code 10 holt policy check -- "$(printf "\\321\\201url x")" >out &&
+	grep "lookalike" out &&
+	test_expect_code 10 holt policy check --mode trust -- "$(printf "\\321\\201url x")"
+'
+
 test_expect_success 'holt policy --help and check --help' '
 	holt policy --help >out &&
 	grep "holt policy check" out &&
