@@ -6,8 +6,8 @@
  * folds a burst of writes into one reload.
  *
  * Git markers (M, A, D, ?) come from libgit2's status against the session's
- * base commit (or HEAD), recomputed a little after the last change and kept
- * as a sorted list of paths. Workspace content is hostile: symbolic links are
+ * base commit (or HEAD), recomputed in a thread a little after the last
+ * change and kept as a sorted list of paths. Workspace content is hostile: symbolic links are
  * shown, never followed, and the viewer opens only regular files inside the
  * workspace.
  */
@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
@@ -69,6 +70,7 @@ struct tree {
 	struct gitmark	*marks;
 	size_t		 nmarks;
 	int		 git_ok;
+	struct gitjob	*job;		/* status running in a thread */
 };
 
 static int	tree_git_started;
@@ -287,8 +289,39 @@ tree_marks_clear(struct tree *t)
 	t->nmarks = 0;
 }
 
+/*
+ * The status runs in a thread: on a large workspace it reads every
+ * directory, which must not stall the screen. One job at a time; the view
+ * takes its result on a tick, or leaves it to the thread to free when the
+ * view went away first.
+ */
+struct gitjob {
+	pthread_mutex_t	 lock;
+	char		*root;
+	char		*base;
+	struct gitmark	*marks;
+	size_t		 nmarks;
+	int		 ok;
+	int		 done;
+	int		 abandoned;
+};
+
 static void
-tree_git(struct tree *t)
+gitjob_free(struct gitjob *j)
+{
+	size_t	 i;
+
+	for (i = 0; i < j->nmarks; i++)
+		free(j->marks[i].path);
+	free(j->marks);
+	free(j->root);
+	free(j->base);
+	pthread_mutex_destroy(&j->lock);
+	free(j);
+}
+
+static void
+tree_git_compute(struct gitjob *j)
 {
 	git_repository		*repo = NULL;
 	git_status_list		*list = NULL;
@@ -300,23 +333,15 @@ tree_git(struct tree *t)
 	size_t			 i, n, a = 0;
 	char			 mark;
 
-	t->git_at = 0;
-	tree_marks_clear(t);
-	if (!tree_git_started) {
-		git_libgit2_init();
-		tree_git_started = 1;
-	}
-	if (git_repository_open_ext(&repo, t->root_path,
-	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) != 0) {
-		t->git_ok = 0;
+	if (git_repository_open_ext(&repo, j->root,
+	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) != 0)
 		return;
-	}
-	t->git_ok = 1;
+	j->ok = 1;
 	git_status_options_init(&opts, GIT_STATUS_OPTIONS_VERSION);
 	opts.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
 	opts.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED |
 	    GIT_STATUS_OPT_RENAMES_HEAD_TO_INDEX;
-	if (t->base != NULL && git_revparse_single(&obj, repo, t->base) == 0 &&
+	if (j->base != NULL && git_revparse_single(&obj, repo, j->base) == 0 &&
 	    git_object_peel((git_object **)&base, obj, GIT_OBJECT_TREE) == 0)
 		opts.baseline = base;
 	if (git_status_list_new(&list, repo, &opts) != 0)
@@ -349,20 +374,108 @@ tree_git(struct tree *t)
 		}
 		if (path == NULL || mark == 0)
 			continue;
-		if (t->nmarks == a) {
+		if (j->nmarks == a) {
 			a = a ? a * 2 : 64;
-			t->marks = xreallocarray(t->marks, a, sizeof *t->marks);
+			j->marks = xreallocarray(j->marks, a, sizeof *j->marks);
 		}
-		t->marks[t->nmarks].path = xstrdup(path);
-		t->marks[t->nmarks].mark = mark;
-		t->nmarks++;
+		j->marks[j->nmarks].path = xstrdup(path);
+		j->marks[j->nmarks].mark = mark;
+		j->nmarks++;
 	}
-	qsort(t->marks, t->nmarks, sizeof *t->marks, tree_mark_cmp);
+	qsort(j->marks, j->nmarks, sizeof *j->marks, tree_mark_cmp);
 out:
 	git_status_list_free(list);
 	git_tree_free(base);
 	git_object_free(obj);
 	git_repository_free(repo);
+}
+
+static void *
+tree_git_thread(void *arg)
+{
+	struct gitjob	*j = arg;
+	int		 abandoned;
+
+	tree_git_compute(j);
+	pthread_mutex_lock(&j->lock);
+	j->done = 1;
+	abandoned = j->abandoned;
+	pthread_mutex_unlock(&j->lock);
+	if (abandoned)
+		gitjob_free(j);
+	return NULL;
+}
+
+static void
+tree_git_start(struct tree *t)
+{
+	struct gitjob	*j;
+	pthread_t	 th;
+	pthread_attr_t	 attr;
+
+	if (t->job != NULL) {
+		t->git_at = mono_ms() + TREE_GIT_MS;	/* after this one */
+		return;
+	}
+	t->git_at = 0;
+	if (!tree_git_started) {
+		git_libgit2_init();
+		tree_git_started = 1;
+	}
+	j = xcalloc(1, sizeof *j);
+	pthread_mutex_init(&j->lock, NULL);
+	j->root = xstrdup(t->root_path);
+	j->base = t->base != NULL ? xstrdup(t->base) : NULL;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, tree_git_thread, j) != 0) {
+		tree_git_compute(j);	/* no thread: do it here */
+		j->done = 1;
+	}
+	pthread_attr_destroy(&attr);
+	t->job = j;
+}
+
+/* The job's result, when it is there: 1 if the marks changed. */
+static int
+tree_git_collect(struct tree *t)
+{
+	struct gitjob	*j = t->job;
+	int		 done;
+
+	if (j == NULL)
+		return 0;
+	pthread_mutex_lock(&j->lock);
+	done = j->done;
+	pthread_mutex_unlock(&j->lock);
+	if (!done)
+		return 0;
+	tree_marks_clear(t);
+	t->marks = j->marks;
+	t->nmarks = j->nmarks;
+	t->git_ok = j->ok;
+	j->marks = NULL;
+	j->nmarks = 0;
+	gitjob_free(j);
+	t->job = NULL;
+	return 1;
+}
+
+static void
+tree_git_abandon(struct tree *t)
+{
+	struct gitjob	*j = t->job;
+	int		 done;
+
+	if (j == NULL)
+		return;
+	pthread_mutex_lock(&j->lock);
+	done = j->done;
+	j->abandoned = 1;
+	pthread_mutex_unlock(&j->lock);
+	if (done)
+		gitjob_free(j);
+	t->job = NULL;
 }
 
 /* The marker of a file, or of a directory with a change below it. */
@@ -402,6 +515,7 @@ tree_mark(struct tree *t, struct node *n)
 static void
 tree_reset(struct tree *t)
 {
+	tree_git_abandon(t);
 	if (t->root != NULL) {
 		tree_unwatch(t, t->root);
 		node_free(t->root);
@@ -520,10 +634,10 @@ view_tree_tick(struct pane *p, uint64_t now)
 		tree_reload_stale(t, t->root);
 		pane_dirty(p);
 	}
-	if (t->git_at != 0 && now >= t->git_at) {
-		tree_git(t);
+	if (t->git_at != 0 && now >= t->git_at)
+		tree_git_start(t);
+	if (tree_git_collect(t))
 		pane_dirty(p);
-	}
 }
 
 static void
