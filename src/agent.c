@@ -841,6 +841,40 @@ agent_over_budget(struct agent *a)
 	return 0;
 }
 
+/*
+ * Some servers give every call the same id, or none: results are matched
+ * to calls by id, so make them unique (the model gets them back as made).
+ */
+static void
+agent_unique_ids(struct agent *a, cJSON *calls)
+{
+	cJSON		*tc, *prev, *id;
+	const char	*s;
+	int		 i = 0, dup;
+	char		*fresh;
+
+	cJSON_ArrayForEach(tc, calls) {
+		i++;
+		s = json_str(tc, "id");
+		dup = s == NULL || *s == '\0';
+		for (prev = calls->child; !dup && prev != tc; prev = prev->next) {
+			if (json_str(prev, "id") != NULL &&
+			    strcmp(json_str(prev, "id"), s) == 0)
+				dup = 1;
+		}
+		if (!dup)
+			continue;
+		fresh = xprintf("call_%llu_%d", (unsigned long long)
+		    eventlog_last_seq(a->log) + 1, i);
+		id = cJSON_CreateString(fresh);
+		free(fresh);
+		if (cJSON_GetObjectItemCaseSensitive(tc, "id") != NULL)
+			cJSON_ReplaceItemInObjectCaseSensitive(tc, "id", id);
+		else
+			cJSON_AddItemToObject(tc, "id", id);
+	}
+}
+
 static void
 agent_model_done(void *arg, struct model_reply *r)
 {
@@ -853,6 +887,7 @@ agent_model_done(void *arg, struct model_reply *r)
 	ev = evlog_new("assistant.message");
 	cJSON_AddStringToObject(ev, "text", r->text != NULL ? r->text : "");
 	calls = cJSON_Duplicate(r->tool_calls, 1);
+	agent_unique_ids(a, calls);
 	cJSON_AddItemToObject(ev, "tool_calls", calls);
 	agent_set_calls(a, calls);
 	agent_emit(a, ev, 1);
