@@ -1950,8 +1950,8 @@ git_push_update_cb(const char *refname, const char *status, void *arg)
 	return 0;
 }
 
-int
-git_push_branch(const char *ws, const char *commit, const char *branch,
+static int
+git_push_branch_impl(const char *ws, const char *commit, const char *branch,
     const char *url, const char *token, char **cause)
 {
 	git_repository			*repo;
@@ -2193,7 +2193,8 @@ enum git_jail_op {
 	JAIL_REVERT_HUNK,
 	JAIL_REVERT_FILE,
 	JAIL_HAS_CHANGES,
-	JAIL_COMMIT
+	JAIL_COMMIT,
+	JAIL_PUSH		/* not confined: it needs the network */
 };
 
 struct git_jail_call {
@@ -2202,6 +2203,10 @@ struct git_jail_call {
 	const char		*path;
 	const char		*message;
 	const char		*author;
+	const char		*commit;
+	const char		*branch;
+	const char		*url;
+	const char		*token;
 	int			 n;
 };
 
@@ -2281,6 +2286,9 @@ git_jail_child(const char *ws, struct git_jail_call *jc, FILE *out,
 			return -1;
 		fputc(r ? '1' : '0', out);
 		return 0;
+	case JAIL_PUSH:
+		return git_push_branch_impl(ws, jc->commit, jc->branch, jc->url,
+		    jc->token, cause);
 	case JAIL_COMMIT:
 		r = git_commit_all_impl(ws, jc->base, jc->message, jc->author,
 		    &commit, cause);
@@ -2347,21 +2355,21 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		j = git_jail_enter(ws);
+		j = jc->op == JAIL_PUSH ? 2 : git_jail_enter(ws);
 		if (j == -1) {
 			text = xprintf("R1%s", strerror(errno));
 			file_write_all(fds[1], text, strlen(text));
 			_exit(1);
 		}
 		f = open_memstream(&text, &len);
-		fputs(j == 0 ? "J" : "U", f);
+		fputs(j == 0 ? "J" : j == 2 ? "N" : "U", f);
 		fputs("0", f);
 		r = git_jail_child(j == 0 ? "/" : ws, (struct git_jail_call *)jc,
 		    f, &ccause);
 		fclose(f);
 		if (r != 0) {
 			free(text);
-			text = xprintf("%s1%s", j == 0 ? "J" : "U",
+			text = xprintf("%s1%s", j == 0 ? "J" : j == 2 ? "N" : "U",
 			    ccause != NULL ? ccause : "failed");
 			len = strlen(text);
 		}
@@ -2379,6 +2387,10 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 	job->jc.path = xstrdup_or_null(jc->path);
 	job->jc.message = xstrdup_or_null(jc->message);
 	job->jc.author = xstrdup_or_null(jc->author);
+	job->jc.commit = xstrdup_or_null(jc->commit);
+	job->jc.branch = xstrdup_or_null(jc->branch);
+	job->jc.url = xstrdup_or_null(jc->url);
+	job->jc.token = xstrdup_or_null(jc->token);
 	buf_init(&job->in);
 	return job;
 }
@@ -2432,12 +2444,21 @@ git_job_free(struct git_job *job)
 	free((char *)job->jc.path);
 	free((char *)job->jc.message);
 	free((char *)job->jc.author);
+	free((char *)job->jc.commit);
+	free((char *)job->jc.branch);
+	free((char *)job->jc.url);
+	if (job->jc.token != NULL) {
+		explicit_bzero((char *)job->jc.token, strlen(job->jc.token));
+		free((char *)job->jc.token);
+	}
 	buf_release(&job->in);
 	free(job);
 }
 
 static int git_jail_run(const char *, struct git_jail_call *, struct buf *,
     char **);
+static int git_push_branch_impl(const char *, const char *, const char *,
+    const char *, const char *, char **);
 
 /* The result of a finished job; frees it. 0 ok (*out), -1 with *cause. */
 static int
@@ -2490,22 +2511,78 @@ out:
 	return r;
 }
 
-/* Run one operation in the jail and wait for it. */
+/*
+ * Run one operation in a child and wait for it, at most timeout_s seconds
+ * (0: no limit); a child past its time is killed. 1 timed out.
+ */
 static int
-git_jail_run(const char *ws, struct git_jail_call *jc, struct buf *out,
-    char **cause)
+git_job_wait(const char *ws, struct git_jail_call *jc, int timeout_s,
+    struct buf *out, char **cause)
 {
 	struct git_job	*job;
 	struct pollfd	 pfd;
+	uint64_t	 end = mono_ms() + (uint64_t)timeout_s * 1000, now;
 
 	if ((job = git_job_start(ws, jc, cause)) == NULL)
 		return -1;
 	while (git_job_step(job) == 0) {
 		pfd.fd = job->fd;
 		pfd.events = POLLIN;
-		poll(&pfd, 1, -1);
+		if (timeout_s <= 0) {
+			poll(&pfd, 1, -1);
+			continue;
+		}
+		if ((now = mono_ms()) >= end) {
+			git_job_free(job);
+			return 1;
+		}
+		poll(&pfd, 1, (int)(end - now));
 	}
 	return git_job_collect(job, out, cause);
+}
+
+/* Run one operation in the jail and wait for it. */
+static int
+git_jail_run(const char *ws, struct git_jail_call *jc, struct buf *out,
+    char **cause)
+{
+	return git_job_wait(ws, jc, 0, out, cause);
+}
+
+/*
+ * libgit2 (1.5) has no network timeout: a server that accepts and then
+ * says nothing would hold a push for ever. The push runs in a child (not
+ * confined: it needs name resolution and certificates) that is killed after
+ * HOLT_GIT_TIMEOUT seconds (default 300).
+ */
+int
+git_push_branch(const char *ws, const char *commit, const char *branch,
+    const char *url, const char *token, char **cause)
+{
+	struct git_jail_call	 jc = { .op = JAIL_PUSH, .commit = commit,
+	    .branch = branch, .url = url, .token = token };
+	struct buf		 out = BUF_INIT;
+	const char		*e = getenv("HOLT_GIT_TIMEOUT");
+	char			*clean, *pw = NULL;
+	int			 r, timeout = 300;
+
+	if (e != NULL && atoi(e) > 0)
+		timeout = atoi(e);
+	r = git_job_wait(ws, &jc, timeout, &out, cause);
+	buf_release(&out);
+	if (r == 1) {
+		clean = git_url_strip(url, &pw);
+		*cause = xprintf("push to '%s' timed out after %d s (is the "
+		    "network up?); the commit is kept, run it again", clean,
+		    timeout);
+		free(clean);
+		if (pw != NULL) {
+			explicit_bzero(pw, strlen(pw));
+			free(pw);
+		}
+		return -1;
+	}
+	return r;
 }
 
 struct git_job *

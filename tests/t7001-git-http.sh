@@ -167,8 +167,10 @@ except Exception:
 	grep "could not reach" err &&
 	git -C srv/o/proj.git log -1 --format=%s holt/s1-v3 >subject &&
 	echo redirected >expect && test_cmp expect subject &&
-	kill $evilpid && wait $evilpid;
 	test ! -e evil.hit
+	rc=$?
+	kill $evilpid 2>/dev/null; wait $evilpid
+	(exit $rc)
 '
 
 test_expect_success HTTPD 'the token and API from holt.conf, per repository' '
@@ -196,6 +198,31 @@ test_expect_success HTTPD 'the git server down: a clear error, the commit kept' 
 	grep "push to .http://127.0.0.1:1/git/o/proj.git.: .*(is the network up?)" err &&
 	git -C "$ws" log -1 --format=%s >subject &&
 	echo offline >expect && test_cmp expect subject
+'
+
+test_expect_success HTTPD 'a server that never answers: the push times out' '
+	{ python3 -c "
+import socket, sys, time
+s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(5)
+print(s.getsockname()[1]); sys.stdout.flush()
+s.settimeout(20)
+try:
+    c, _ = s.accept(); time.sleep(15)
+except Exception:
+    pass
+" >stallport & } &&
+	stallpid=$! &&
+	test_wait_for 50 "test -s stallport" &&
+	HOLT_GIT_TOKEN=$TOKEN git_session s3 "$URL" main &&
+	sed -i "s|127.0.0.1:$PORT|127.0.0.1:$(cat stallport)|" "$HOLT_HOME/data/sessions/s3/session.json" &&
+	echo stall >>"$(git_ws s3)/a.txt" &&
+	start=$(date +%s) &&
+	HOLT_GIT_TIMEOUT=2 HOLT_GIT_TOKEN=$TOKEN test_expect_code 1 holt pr -t s3 2>err &&
+	test $(($(date +%s) - start)) -lt 10 &&
+	grep "push to .http://127.0.0.1:[0-9]*/git/o/proj.git. timed out after 2 s" err
+	rc=$?
+	kill $stallpid 2>/dev/null; wait $stallpid
+	(exit $rc)
 '
 
 test_expect_success HTTPD 'nothing holt wrote holds the token' '
