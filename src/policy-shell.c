@@ -250,29 +250,46 @@ psh_skip(struct psh *ps)
 static int
 psh_heredoc_body(struct psh *ps, struct psh_heredoc *h)
 {
-	struct buf	 body = BUF_INIT;
+	struct buf	 body = BUF_INIT, ln = BUF_INIT;
 	struct psh	 sub;
-	const char	*line;
-	size_t		 start, end, dl = strlen(h->delim);
+	const char	*seg;
+	size_t		 start, end, n, bs, dl = strlen(h->delim);
 	int		 flags = 0, r = 0;
 
 	while (ps->pos < ps->len) {
-		start = ps->pos;
-		end = start;
-		while (end < ps->len && ps->s[end] != '\n')
-			end++;
-		line = ps->s + start;
-		if (h->strip) {
-			while (line < ps->s + end && *line == '\t')
-				line++;
-		}
-		ps->pos = end < ps->len ? end + 1 : end;
-		if ((size_t)(ps->s + end - line) == dl &&
-		    memcmp(line, h->delim, dl) == 0)
+		/*
+		 * One logical line: in an unquoted here-document \newline
+		 * joins lines before the delimiter is looked for, so
+		 * "E\<nl>OF" ends it, as in sh and bash.
+		 */
+		buf_reset(&ln);
+		for (;;) {
+			start = ps->pos;
+			end = start;
+			while (end < ps->len && ps->s[end] != '\n')
+				end++;
+			seg = ps->s + start;
+			if (h->strip) {
+				while (seg < ps->s + end && *seg == '\t')
+					seg++;
+			}
+			n = (size_t)(ps->s + end - seg);
+			ps->pos = end < ps->len ? end + 1 : end;
+			for (bs = 0; bs < n && seg[n - 1 - bs] == '\\'; bs++)
+				;
+			if (!h->quoted && (bs % 2) == 1 && end < ps->len) {
+				buf_add(&ln, seg, n - 1);
+				continue;
+			}
+			buf_add(&ln, seg, n);
 			break;
-		buf_add(&body, ps->s + start, end - start);
+		}
+		if (ln.len == dl && memcmp(buf_str(&ln), h->delim, dl) == 0)
+			break;
+		buf_add(&body, buf_str(&ln), ln.len);
 		buf_addc(&body, '\n');
 	}
+	buf_release(&ln);
 	if (!h->quoted && body.len != 0) {
 		/* Unquoted: $(...) and `...` in the body run. */
 		memset(&sub, 0, sizeof sub);
