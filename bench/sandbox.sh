@@ -47,6 +47,11 @@ bw=$(time_ms 20 bwrap --unshare-all --new-session --die-with-parent \
 ver=$(time_ms 50 "$holt" version | p50)
 echo "exec true (CLI round trip)   p50 $ex ms   bwrap ... true $bw ms   $(ratio "$bw" "$ex")x faster  (budget <= 3 ms, >= 4x)"
 echo "  of which holt's own start-up (holt version) p50 $ver ms"
+if [ -x "$HOLT_BUILD_DIR/bench/envd-rtt" ]; then
+	rtt=$("$HOLT_BUILD_DIR/bench/envd-rtt" \
+		"$HOLT_HOME/data/sandboxes/$id/run/envd.sock" 200)
+	echo "exec true, one envd connection (the server's path)  p50 $rtt ms   $(ratio "$bw" "$rtt")x faster than bwrap"
+fi
 
 # create
 cr=$(i=0; while [ $i -lt 5 ]; do
