@@ -1095,6 +1095,8 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 		goto fail;
 	}
 
+	if (json_str(a->meta, "repo") != NULL)
+		config_select_repo(json_str(a->meta, "repo"));
 	sbx = json_str(a->meta, "sandbox");
 	if (sbx == NULL || (a->sbx = sandbox_open(sbx, &msg)) == NULL) {
 		*cause = xprintf("session '%s': its sandbox '%s' is gone (%s); "
@@ -1165,6 +1167,7 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	}
 	cJSON_Delete(events);
 	agent_rebuild(a);
+	config_select_repo(NULL);	/* the server holds many sessions */
 	a->state = a->run_active ? AGENT_WORKING : AGENT_IDLE;
 	if (!a->run_active) {
 		cJSON *last = cJSON_GetArrayItem(a->history,
@@ -1180,6 +1183,7 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	}
 	return a;
 fail:
+	config_select_repo(NULL);
 	agent_free(a);
 	return NULL;
 }

@@ -113,6 +113,13 @@ session_create(const struct session_new *sn, char **cause)
 	const char		*model, *net, *modename;
 	int			 i;
 
+	/* The [repo ...] section of holt.conf applies to this repository. */
+	if (sn->repo != NULL) {
+		char *real = strstr(sn->repo, "://") == NULL ?
+		    realpath(sn->repo, NULL) : NULL;
+		config_select_repo(real != NULL ? real : sn->repo);
+		free(real);
+	}
 	model = sn->model != NULL ? sn->model : default_model();
 	if (model == NULL || *model == '\0') {
 		*cause = xstrdup(no_model_help);

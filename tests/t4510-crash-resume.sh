@@ -11,7 +11,7 @@ test_expect_success BWRAP 'setup' '
 	write_policy &&
 	big=$(head -c 60000 /dev/zero | tr "\0" "x") &&
 	cat >crash.json <<-EOF
-	{ "turns": [
+	{ "chunk_bytes": 4, "chunk_delay_ms": 15, "turns": [
 	  { "delay_ms": 150, "text": "Step one, a long explanation of what I will do next.",
 	    "tool_calls": [ { "name": "run_command", "arguments": { "command": "sleep 0.3; echo 1 >> progress" } } ] },
 	  { "delay_ms": 100, "tool_calls": [ { "name": "write_file", "arguments": { "path": "big.txt", "content": "$big" } } ] },

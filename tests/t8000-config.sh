@@ -53,4 +53,21 @@ test_expect_success 'a bad value refuses to start, naming file and line' '
 	rm "$conf"
 '
 
+test_expect_success BWRAP 'a [repo] section applies to sessions of that repository' '
+	mkdir -p proj && (cd proj && git init -q -b main . &&
+		echo x >f && git add f && git -c user.name=t -c user.email=t@e commit -q -m x) &&
+	proj=$(cd proj && pwd) &&
+	echo "{ \"turns\": [ { \"tool_calls\": [ { \"name\": \"run_tests\", \"arguments\": {} } ] }, { \"text\": \"done\", \"tool_calls\": [] } ] }" >s.json &&
+	cat >"$conf" <<-EOF &&
+	steps = 9
+	[repo $proj]
+	test_command = echo repo-section-tests
+	steps = 4
+	EOF
+	holt run -s sect --repo proj --model script:s.json --headless go >out &&
+	grep "repo-section-tests" out &&
+	grep "\"steps_cap\":[[:space:]]*4" "$HOLT_HOME/data/sessions/sect/session.json" &&
+	rm "$conf"
+'
+
 test_done
