@@ -47,19 +47,21 @@ test_expect_success BWRAP 'new -d: the agent works with no client attached' '
 test_expect_success BWRAP 'attach: the snapshot, then the live stream, no seq missing or doubled' '
 	cat >s2.json <<-\EOF &&
 	{ "turns": [
-	  { "delay_ms": 400, "tool_calls": [ { "name": "list_dir", "arguments": {} } ] },
-	  { "delay_ms": 400, "tool_calls": [ { "name": "list_dir", "arguments": {} } ] },
-	  { "delay_ms": 400, "tool_calls": [ { "name": "list_dir", "arguments": {} } ] },
-	  { "delay_ms": 400, "text": "done", "tool_calls": [] } ] }
+	  { "tool_calls": [ { "name": "list_dir", "arguments": {} } ] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "python3 -c 1" } } ] },
+	  { "delay_ms": 200, "tool_calls": [ { "name": "list_dir", "arguments": {} } ] },
+	  { "delay_ms": 200, "text": "done", "tool_calls": [] } ] }
 	EOF
 	holt new -d -s s2 --model script:s2.json "list" &&
-	sleep 0.7 &&
-	{ $PROTO --wait 10 --until nothing "$SOCK" send \
+	test_wait_for 100 "holt ls | grep \"^s2 .*waiting\"" &&
+	{ $PROTO --wait 20 --until nothing "$SOCK" send \
 		"{\"type\":\"hello\",\"version\":1}" \
 		"{\"type\":\"attach\",\"session\":\"s2\"}" >frames & } &&
+	test_wait_for 100 "grep -q snapshot frames" &&
+	holt approve -t s2 allow &&
 	test_wait_for 100 "holt log -t s2 | grep \"run finished\"" &&
-	sleep 0.5 && kill $! 2>/dev/null;
-	grep "\"type\": \"snapshot\"" frames &&
+	test_wait_for 50 "grep -q run.finished frames" &&
+	kill $! 2>/dev/null;
 	grep "\"type\": \"event\"" frames &&
 	python3 -c "
 import json, sys
