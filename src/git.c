@@ -736,9 +736,9 @@ import_overlay(git_repository *user, const char *ws, char **cause)
 	return 0;
 }
 
-int
-git_import(const char *src, const char *ws, const struct git_import_opts *opts,
-    char **base_commit, char **cause)
+static int
+git_import_impl(const char *src, const char *ws,
+    const struct git_import_opts *opts, char **base_commit, char **cause)
 {
 	git_clone_options	 co = GIT_CLONE_OPTIONS_INIT;
 	git_repository		*repo = NULL, *user = NULL;
@@ -2194,7 +2194,8 @@ enum git_jail_op {
 	JAIL_REVERT_FILE,
 	JAIL_HAS_CHANGES,
 	JAIL_COMMIT,
-	JAIL_PUSH		/* not confined: it needs the network */
+	JAIL_PUSH,		/* not confined: it needs the network */
+	JAIL_IMPORT		/* not confined: network, and no workspace yet */
 };
 
 struct git_jail_call {
@@ -2208,6 +2209,7 @@ struct git_jail_call {
 	const char		*url;
 	const char		*token;
 	int			 n;
+	int			 progress;	/* import: report progress */
 };
 
 static int
@@ -2255,6 +2257,22 @@ git_jail_enter(const char *ws)
 	return 0;
 }
 
+/* In an import child: progress goes to the parent as text lines. */
+static int	 git_progress_fd = -1;
+
+static void
+git_child_progress(unsigned int received, unsigned int total,
+    unsigned long long bytes, void *arg)
+{
+	char	 line[96];
+	int	 n;
+
+	n = snprintf(line, sizeof line, "%u %u %llu\n", received, total,
+	    bytes);
+	if (git_progress_fd != -1 && n > 0)
+		file_write_all(git_progress_fd, line, n);
+}
+
 static int
 git_jail_child(const char *ws, struct git_jail_call *jc, FILE *out,
     char **cause)
@@ -2289,6 +2307,20 @@ git_jail_child(const char *ws, struct git_jail_call *jc, FILE *out,
 	case JAIL_PUSH:
 		return git_push_branch_impl(ws, jc->commit, jc->branch, jc->url,
 		    jc->token, cause);
+	case JAIL_IMPORT: {
+		struct git_import_opts	 io;
+
+		memset(&io, 0, sizeof io);
+		io.branch = jc->branch;
+		io.depth = jc->n;
+		if (jc->progress)
+			io.progress = git_child_progress;
+		if (git_import_impl(jc->url, ws, &io, &commit, cause) != 0)
+			return -1;
+		fputs(commit, out);
+		free(commit);
+		return 0;
+	}
 	case JAIL_COMMIT:
 		r = git_commit_all_impl(ws, jc->base, jc->message, jc->author,
 		    &commit, cause);
@@ -2310,6 +2342,8 @@ git_jail_child(const char *ws, struct git_jail_call *jc, FILE *out,
 struct git_job {
 	pid_t			 pid;
 	int			 fd;
+	int			 pfd;	/* import progress, or -1 */
+	struct buf		 pin;
 	int			 done;
 	char			*ws;
 	struct git_jail_call	 jc;	/* strings owned */
@@ -2330,11 +2364,12 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 	char		*text = NULL, *ccause = NULL;
 	size_t		 len = 0;
 	pid_t		 pid;
-	int		 fds[2], j, r;
+	int		 fds[2], pfds[2], j, r;
 	FILE		*f;
 
 	errno = 0;
-	if (lstat(ws, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
+	if (jc->op != JAIL_IMPORT &&
+	    (lstat(ws, &sb) == -1 || !S_ISDIR(sb.st_mode))) {
 		*cause = xprintf("workspace '%s': %s", ws, errno != 0 ?
 		    strerror(errno) : "not a directory");
 		return NULL;
@@ -2343,7 +2378,9 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 		return NULL;
 	tzset();	/* commit times: /etc/localtime is not in the jail */
 	fflush(NULL);
-	if (pipe2(fds, O_CLOEXEC) != 0) {
+	pfds[0] = pfds[1] = -1;
+	if (pipe2(fds, O_CLOEXEC) != 0 || (jc->progress &&
+	    pipe2(pfds, O_CLOEXEC) != 0)) {
 		*cause = xprintf("pipe: %s", strerror(errno));
 		return NULL;
 	}
@@ -2351,11 +2388,19 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 		*cause = xprintf("fork: %s", strerror(errno));
 		close(fds[0]);
 		close(fds[1]);
+		if (pfds[0] != -1) {
+			close(pfds[0]);
+			close(pfds[1]);
+		}
 		return NULL;
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		j = jc->op == JAIL_PUSH ? 2 : git_jail_enter(ws);
+		if (pfds[0] != -1)
+			close(pfds[0]);
+		git_progress_fd = pfds[1];
+		j = jc->op == JAIL_PUSH || jc->op == JAIL_IMPORT ? 2 :
+		    git_jail_enter(ws);
 		if (j == -1) {
 			text = xprintf("R1%s", strerror(errno));
 			file_write_all(fds[1], text, strlen(text));
@@ -2378,9 +2423,15 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 	}
 	close(fds[1]);
 	file_set_nonblock(fds[0]);
+	if (pfds[1] != -1) {
+		close(pfds[1]);
+		file_set_nonblock(pfds[0]);
+	}
 	job = xcalloc(1, sizeof *job);
 	job->pid = pid;
 	job->fd = fds[0];
+	job->pfd = pfds[0];
+	buf_init(&job->pin);
 	job->ws = xstrdup(ws);
 	job->jc = *jc;
 	job->jc.base = xstrdup_or_null(jc->base);
@@ -2433,6 +2484,9 @@ git_job_free(struct git_job *job)
 		return;
 	if (job->fd != -1)
 		close(job->fd);
+	if (job->pfd != -1)
+		close(job->pfd);
+	buf_release(&job->pin);
 	if (job->pid > 0) {
 		if (!job->done)
 			kill(job->pid, SIGKILL);
@@ -2515,29 +2569,73 @@ out:
  * Run one operation in a child and wait for it, at most timeout_s seconds
  * (0: no limit); a child past its time is killed. 1 timed out.
  */
+/* Progress lines from an import child: to the caller's callback. */
+static int
+git_job_progress(struct git_job *job, git_progress_cb cb, void *arg)
+{
+	char			 chunk[4096], *nl;
+	ssize_t			 n;
+	unsigned int		 got, total;
+	unsigned long long	 bytes;
+	int			 any = 0;
+
+	while ((n = read(job->pfd, chunk, sizeof chunk)) > 0) {
+		buf_add(&job->pin, chunk, n);
+		any = 1;
+	}
+	while ((nl = memchr(job->pin.data, '\n', job->pin.len)) != NULL) {
+		*nl = '\0';
+		if (cb != NULL && sscanf(job->pin.data, "%u %u %llu", &got,
+		    &total, &bytes) == 3)
+			cb(got, total, bytes, arg);
+		buf_remove_front(&job->pin, nl + 1 - job->pin.data);
+	}
+	if (n == 0) {
+		close(job->pfd);
+		job->pfd = -1;
+	}
+	return any;
+}
+
+/*
+ * Wait for a job, giving up after timeout_s seconds without news from it
+ * (0: no limit): its end, or for an import, a progress line. 1: timed out
+ * (the child is killed).
+ */
 static int
 git_job_wait(const char *ws, struct git_jail_call *jc, int timeout_s,
-    struct buf *out, char **cause)
+    git_progress_cb cb, void *arg, struct buf *out, char **cause)
 {
 	struct git_job	*job;
-	struct pollfd	 pfd;
+	struct pollfd	 pfd[2];
 	uint64_t	 end = mono_ms() + (uint64_t)timeout_s * 1000, now;
+	int		 nfd;
 
 	if ((job = git_job_start(ws, jc, cause)) == NULL)
 		return -1;
 	while (git_job_step(job) == 0) {
-		pfd.fd = job->fd;
-		pfd.events = POLLIN;
-		if (timeout_s <= 0) {
-			poll(&pfd, 1, -1);
-			continue;
+		pfd[0].fd = job->fd;
+		pfd[0].events = POLLIN;
+		nfd = 1;
+		if (job->pfd != -1) {
+			pfd[1].fd = job->pfd;
+			pfd[1].events = POLLIN;
+			nfd = 2;
 		}
-		if ((now = mono_ms()) >= end) {
-			git_job_free(job);
-			return 1;
+		if (timeout_s <= 0)
+			poll(pfd, nfd, -1);
+		else {
+			if ((now = mono_ms()) >= end) {
+				git_job_free(job);
+				return 1;
+			}
+			poll(pfd, nfd, (int)(end - now));
 		}
-		poll(&pfd, 1, (int)(end - now));
+		if (job->pfd != -1 && git_job_progress(job, cb, arg))
+			end = mono_ms() + (uint64_t)timeout_s * 1000;
 	}
+	if (job->pfd != -1)
+		git_job_progress(job, cb, arg);
 	return git_job_collect(job, out, cause);
 }
 
@@ -2546,7 +2644,82 @@ static int
 git_jail_run(const char *ws, struct git_jail_call *jc, struct buf *out,
     char **cause)
 {
-	return git_job_wait(ws, jc, 0, out, cause);
+	return git_job_wait(ws, jc, 0, NULL, NULL, out, cause);
+}
+
+/* Remove what is in a directory (it was empty before a failed clone). */
+static void
+git_empty_dir(const char *path)
+{
+	DIR		*d;
+	struct dirent	*de;
+	char		*p;
+
+	if ((d = opendir(path)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		p = paths_join(path, de->d_name);
+		file_rm_rf(p);
+		free(p);
+	}
+	closedir(d);
+}
+
+static int
+git_net_timeout(void)
+{
+	const char	*e = getenv("HOLT_GIT_TIMEOUT");
+
+	if (e != NULL && atoi(e) > 0)
+		return atoi(e);
+	return 300;
+}
+
+/*
+ * The clone runs in a child too, for the same reason as the push: it is
+ * killed after HOLT_GIT_TIMEOUT seconds without progress. Its progress
+ * comes back as lines on a second pipe, for the caller's callback.
+ */
+int
+git_import(const char *src, const char *ws, const struct git_import_opts *opts,
+    char **base_commit, char **cause)
+{
+	struct git_jail_call	 jc = { .op = JAIL_IMPORT, .url = src };
+	struct buf		 out = BUF_INIT;
+	char			*clean, *pw = NULL;
+	int			 r, existed, timeout = git_net_timeout();
+
+	if (opts != NULL) {
+		jc.branch = opts->branch;
+		jc.n = opts->depth;
+		jc.progress = opts->progress != NULL;
+	}
+	existed = access(ws, F_OK) == 0;
+	r = git_job_wait(ws, &jc, timeout, opts != NULL ? opts->progress :
+	    NULL, opts != NULL ? opts->progress_arg : NULL, &out, cause);
+	if (r == 1) {
+		/* The killed child could not clean up: leave it as it was. */
+		if (!existed)
+			file_rm_rf(ws);
+		else
+			git_empty_dir(ws);
+		clean = git_url_strip(src, &pw);
+		*cause = xprintf("clone of '%s' timed out after %d s without "
+		    "progress (is the network up?)", clean, timeout);
+		free(clean);
+		if (pw != NULL) {
+			explicit_bzero(pw, strlen(pw));
+			free(pw);
+		}
+		buf_release(&out);
+		return -1;
+	}
+	if (r == 0)
+		*base_commit = buf_detach(&out, NULL);
+	buf_release(&out);
+	return r;
 }
 
 /*
@@ -2562,13 +2735,10 @@ git_push_branch(const char *ws, const char *commit, const char *branch,
 	struct git_jail_call	 jc = { .op = JAIL_PUSH, .commit = commit,
 	    .branch = branch, .url = url, .token = token };
 	struct buf		 out = BUF_INIT;
-	const char		*e = getenv("HOLT_GIT_TIMEOUT");
 	char			*clean, *pw = NULL;
-	int			 r, timeout = 300;
+	int			 r, timeout = git_net_timeout();
 
-	if (e != NULL && atoi(e) > 0)
-		timeout = atoi(e);
-	r = git_job_wait(ws, &jc, timeout, &out, cause);
+	r = git_job_wait(ws, &jc, timeout, NULL, NULL, &out, cause);
 	buf_release(&out);
 	if (r == 1) {
 		clean = git_url_strip(url, &pw);

@@ -200,14 +200,16 @@ test_expect_success HTTPD 'the git server down: a clear error, the commit kept' 
 	echo offline >expect && test_cmp expect subject
 '
 
-test_expect_success HTTPD 'a server that never answers: the push times out' '
+test_expect_success HTTPD 'a server that never answers: push and clone time out' '
 	{ python3 -c "
 import socket, sys, time
 s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(5)
 print(s.getsockname()[1]); sys.stdout.flush()
 s.settimeout(20)
+conns = []
 try:
-    c, _ = s.accept(); time.sleep(15)
+    while True:
+        c, _ = s.accept(); conns.append(c)
 except Exception:
     pass
 " >stallport & } &&
@@ -219,7 +221,11 @@ except Exception:
 	start=$(date +%s) &&
 	HOLT_GIT_TIMEOUT=2 HOLT_GIT_TOKEN=$TOKEN test_expect_code 1 holt pr -t s3 2>err &&
 	test $(($(date +%s) - start)) -lt 10 &&
-	grep "push to .http://127.0.0.1:[0-9]*/git/o/proj.git. timed out after 2 s" err
+	grep "push to .http://127.0.0.1:[0-9]*/git/o/proj.git. timed out after 2 s" err &&
+	HOLT_GIT_TIMEOUT=2 test_must_fail git_tool import \
+		"http://127.0.0.1:$(cat stallport)/git/o/proj.git" stalled 2>err &&
+	grep "clone of .*timed out after 2 s without progress" err &&
+	test ! -e stalled/.git
 	rc=$?
 	kill $stallpid 2>/dev/null; wait $stallpid
 	(exit $rc)
