@@ -46,7 +46,11 @@ struct git_import_opts {
  * workspace_dir, which must not exist or be empty. From a local path, the
  * working tree's uncommitted and untracked (not ignored) files are copied
  * over too; the user's checkout is only read. *base_commit gets HEAD after
- * the clone (40 hex digits, caller frees). 0 ok, -1 with *cause.
+ * the clone (40 hex digits, caller frees). 0 ok, -1 with *cause. The clone
+ * runs in a child process (killed after HOLT_GIT_TIMEOUT seconds, default
+ * 300, without progress); the progress callback is called in the caller's
+ * process, from this function. --depth needs libgit2 1.7: older ones clone
+ * the whole history and warn.
  */
 int	 git_import(const char *src, const char *workspace_dir,
 	     const struct git_import_opts *, char **base_commit, char **cause);
@@ -120,7 +124,8 @@ int	 git_has_changes(const char *workspace, char **cause);
 /*
  * Point refs/heads/<branch> at commit and push it to url's <branch>
  * (not forced). The local branch is moved only if it is new, already at
- * commit, or an ancestor of commit. token: for http(s) URLs, NULL for none;
+ * commit, or an ancestor of commit (in a child killed after
+ * HOLT_GIT_TIMEOUT seconds). token: for http(s) URLs, NULL for none;
  * ssh URLs use the host's ssh agent. The remote is built from url alone:
  * the workspace's remotes, insteadOf and proxy settings are not used.
  */
