@@ -80,6 +80,19 @@ assert d == b\"a\\x00\\xffb\", d
 "
 '
 
+test_expect_success 'exec: stdin as a string, env, cwd, a missing cwd' '
+	$ET "$sock" call \
+		"{\"op\":\"exec\",\"argv\":[\"sh\",\"-c\",\"cat; echo \$V; pwd\"],\"stdin\":\"fed\\n\",\"env\":{\"V\":\"vv\"},\"cwd\":\"/tmp\"}" \
+		"{\"op\":\"exec\",\"cmd\":\"true\",\"cwd\":\"/nowhere\"}" >ex &&
+	python3 -c "
+import json
+fr = [json.loads(l) for l in open(\"ex\")]
+out = \"\".join(f.get(\"data\", \"\") for f in fr if f.get(\"event\") == \"stdout\")
+assert out == \"fed\\nvv\\n/tmp\\n\", out
+assert \"nowhere\" in fr[-1][\"error\"], fr[-1]
+"
+'
+
 test_expect_success 'an output flood with a stalled client keeps envd small' '
 	$ET "$sock" hold 2 "{\"op\":\"exec\",\"cmd\":\"head -c 60000000 /dev/zero | tr \\\\\\\\0 x\"}" &&
 	$ET "$sock" hold 0.1 "{\"op\":\"exec\",\"cmd\":\"head -c 40000000 /dev/zero | tr \\\\\\\\0 y\"}" &&
@@ -133,10 +146,16 @@ test_expect_success 'file ops refuse to leave the sandbox (.., symlinks, /proc m
 '
 
 test_expect_success 'watch reports changes under a directory' '
-	(sleep 0.5; holt sandbox exec e -- sh -c "mkdir -p /workspace/w/sub; echo x >/workspace/w/sub/new") &
-	timeout 10 $ET "$sock" call "{\"op\":\"watch\",\"path\":\"/workspace\"}" >watch 2>/dev/null;
-	grep "\"path\": \"/workspace/w\"" watch &&
-	grep "\"kind\": \"create\"" watch
+	# Until the watch is surely in place, make a directory each second.
+	(for i in 1 2 3 4 5 6 7 8; do sleep 1;
+		holt sandbox exec e -- mkdir -p /workspace/w$i; done) &
+	bg=$! &&
+	timeout 12 $ET "$sock" call "{\"op\":\"watch\",\"path\":\"/workspace\"}" >watch 2>/dev/null;
+	kill $bg;
+	cat watch &&
+	grep "\"path\": \"/workspace/w[1-8]\"" watch &&
+	grep "\"kind\": \"create\"" watch &&
+	grep "\"dir\": true" watch
 '
 
 test_expect_success 'a pty command gets the terminal size asked for' '
