@@ -144,34 +144,6 @@ test_expect_success TMUX 'NO_COLOR: attributes only, no colours' '
 	grep -a -q "$(printf "\033")\\[7m" nocolor
 '
 
-test_expect_success TMUX 'a directory of 100,000 files unfolds fast; the screen stays responsive' '
-	mkdir "$WS/big" &&
-	python3 -c "
-import os
-for i in range(100000):
-    open(os.path.join(\"$WS/big\", \"f%06d.txt\" % i), \"w\").close()
-" &&
-	tui_start big -t s &&
-	tui_wait big "▸ big/" &&
-	tui_keys big C-b 1 &&
-	tui_keys big Home Enter &&
-	tui_wait big "▾ big/" 20 &&
-	tui_wait big "f000000.txt" 20 &&
-	tui_keys big End &&
-	tui_wait big "f099999.txt" 10 &&
-	tui_keys big C-b 4 "still here" &&
-	tui_wait big "^> still here" 10 &&
-	touch "$WS/big/zzz-new.txt" &&
-	tui_keys big C-b 1 &&
-	sleep 0.5 &&
-	tui_keys big End &&
-	tui_wait big "zzz-new.txt" 30 &&
-	pid=$($TUI_TMUX list-panes -t big -F "#{pane_pid}") &&
-	rss=$(awk "/^VmRSS:/ { print \$2 }" /proc/$(pgrep -P "$pid" -f tui-attach)/status) &&
-	echo "rss $rss kB" &&
-	test "$rss" -lt 40960
-'
-
 test_expect_success TMUX 'the terminal is restored on exit' '
 	tui_keys a C-b d &&
 	tui_wait a "exit=0" &&
