@@ -441,6 +441,17 @@ op_new(int id, const char *op, pid_t pid)
 	return o;
 }
 
+/* Kill a command's whole tree. */
+static cJSON *
+signal_op(int id, pid_t pid)
+{
+	cJSON	*o = op_new(id, "signal", pid);
+
+	cJSON_AddStringToObject(o, "signal", "KILL");
+	cJSON_AddBoolToObject(o, "tree", 1);
+	return o;
+}
+
 static struct termios	 saved_tio;
 static int		 tio_saved;
 
@@ -484,6 +495,7 @@ stream_command(struct sandbox *sb, int fd, cJSON *req, int tty, int timeout_s)
 	const char		*ev, *err;
 	struct buf		 b = BUF_INIT;
 	int			 next_id = 2, in_open = 1, interrupts = 0;
+	int			 broken = 0;
 	int			 rc = EXIT_SANDBOX, r, done = 0;
 	pid_t			 pid = 0;
 	ssize_t			 n;
@@ -604,11 +616,19 @@ stream_command(struct sandbox *sb, int fd, cJSON *req, int tty, int timeout_s)
 			    strcmp(ev, "pty") == 0 || strcmp(ev, "stderr") == 0) {
 				buf_reset(&b);
 				envd_data_get(o, &b);
-				file_write_all(strcmp(ev, "stderr") == 0 ?
-				    STDERR_FILENO : STDOUT_FILENO, b.data, b.len);
+				if (!broken && file_write_all(strcmp(ev,
+				    "stderr") == 0 ? STDERR_FILENO :
+				    STDOUT_FILENO, b.data, b.len) != 0 &&
+				    errno == EPIPE) {
+					/* Nobody reads us: end it, as SIGPIPE would. */
+					broken = 1;
+					send_frame(fd, signal_op(next_id++, pid));
+				}
 			} else if (strcmp(ev, "exit") == 0) {
 				tty_restore();
-				if (json_bool(o, "timed_out", 0)) {
+				if (broken)
+					rc = 128 + SIGPIPE;
+				else if (json_bool(o, "timed_out", 0)) {
 					fprintf(stderr, "holt: sandbox exec: "
 					    "timed out after %d s\n", timeout_s);
 					rc = EXIT_TIMEOUT;

@@ -93,6 +93,14 @@ test_expect_success 'stdin reaches the command' '
 	echo 2 >expect && test_cmp expect out
 '
 
+test_expect_success 'a closed stdout ends the command, as SIGPIPE would' '
+	{ timeout 20 "$HOLT_BUILD_DIR/holt" -L "$HOLT_SOCKET" sandbox exec one -- yes; echo $? >rc; } | head -n 2 >out &&
+	printf "y\ny\n" >expect && test_cmp expect out &&
+	echo 141 >expect && test_cmp expect rc &&
+	holt sandbox exec one -- ps -eo comm >ps &&
+	! grep -x yes ps
+'
+
 test_expect_success 'a missing program exits 127' '
 	test_expect_code 127 holt sandbox exec one -- no-such-program 2>err &&
 	grep "no-such-program" err
