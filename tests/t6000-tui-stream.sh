@@ -120,8 +120,10 @@ test_expect_success TMUX 'the input line sends a message; Esc interrupts' '
 	tui_keys a C-b 4 &&
 	tui_keys a "hello agent" &&
 	tui_wait a "> hello agent" &&
-	tui_keys a C-j "second line" Enter &&
-	sent_wait "type=send" "text=hello agent${LF}second line" &&
+	tui_keys a C-j "second line" M-Enter "third" &&
+	tui_wait a "^· third" &&
+	tui_keys a Enter &&
+	sent_wait "type=send" "text=hello agent${LF}second line${LF}third" &&
 	tui_wait a "> hello agent" &&
 	tui_keys a Escape &&
 	sent_wait "type=interrupt"

@@ -144,6 +144,34 @@ test_expect_success TMUX 'NO_COLOR: attributes only, no colours' '
 	grep -a -q "$(printf "\033")\\[7m" nocolor
 '
 
+test_expect_success TMUX 'the prefix key comes from holt.conf' '
+	mkdir -p "$HOLT_HOME/config" &&
+	echo "prefix = C-a" >"$HOLT_HOME/config/holt.conf" &&
+	tui_start p -t s &&
+	tui_wait p "holt │ s" &&
+	tui_keys p C-b d &&
+	sleep 0.3 &&
+	! tui_screen p | grep -a detached &&
+	tui_keys p C-a "?" &&
+	tui_wait p "C-a d *detach" &&
+	tui_keys p q &&
+	tui_keys p C-a d &&
+	tui_wait p "detached (from session s)" &&
+	rm "$HOLT_HOME/config/holt.conf"
+'
+
+test_expect_success TMUX 'a click focuses a pane' '
+	tui_start m -t s &&
+	tui_wait m "▸ src/" &&
+	tui_keys m Home Enter &&
+	sleep 0.3 &&
+	! tui_screen m | grep -a "▾ src/" &&
+	# A press of button 1 at column 6, row 5 (X10 encoding), in the files.
+	tui_keys m -l "$(printf "\033[M &%%")" &&
+	tui_keys m Home Enter &&
+	tui_wait m "▾ src/"
+'
+
 test_expect_success TMUX 'the terminal is restored on exit' '
 	tui_keys a C-b d &&
 	tui_wait a "exit=0" &&

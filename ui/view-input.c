@@ -88,7 +88,7 @@ view_input_draw(struct pane *p, WINDOW *win)
 	static const char hint[] = "message the agent   (Enter send · "
 	    "C-j new line · Esc interrupt · C-b d detach · C-b ? help)";
 	struct input	*in = p->data;
-	const char	*s = buf_str(&in->text), *line, *nl;
+	const char	*s = buf_str(&in->text), *line, *nl, *lead;
 	int		 row = 0, cy = 0, cx = 2, x, first, rows;
 	size_t		 len, skip;
 
@@ -106,8 +106,9 @@ view_input_draw(struct pane *p, WINDOW *win)
 		nl = strchr(line, '\n');
 		len = nl != NULL ? (size_t)(nl - line) : strlen(line);
 		if (row >= first && row - first < in->h) {
-			text_draw_role(win, row - first, 0, row == 0 ? ">" :
-			    "·", 1, 1, ROLE_USER);
+			lead = row == 0 ? ">" : "·";
+			text_draw_role(win, row - first, 0, lead, strlen(lead),
+			    1, ROLE_USER);
 			skip = 0;
 			/* The cursor's row scrolls sideways to keep it in. */
 			if (in->cursor >= (size_t)(line - s) &&
