@@ -119,4 +119,11 @@ test_expect_success BWRAP,TMUX 'manual mode asks for a file write and shows its 
 	tui_wait c "✓ write_file calc.py"
 '
 
+test_expect_success BWRAP,TMUX 'killing the session ends the screen with the reason' '
+	holt kill-session -t m &&
+	tui_wait c "session m ended: the session was killed" 50 &&
+	tui_wait c "exit=0" &&
+	tui_wait c "tty=sane"
+'
+
 test_done

@@ -320,9 +320,12 @@ tui_message(struct tui *t, cJSON *m)
 	else if (strcmp(type, "error") == 0) {
 		tui_flash(t, "error: %s", json_str(m, "message") != NULL ?
 		    json_str(m, "message") : "?");
-	} else if (strcmp(type, "exit") == 0 || strcmp(type, "detached") == 0) {
+	} else if (strcmp(type, "exit") == 0) {
+		free(t->exit_cause);
+		t->exit_cause = xprintf("session %s ended: %s", t->session,
+		    json_str(m, "reason") != NULL ? json_str(m, "reason") :
+		    "the server closed it");
 		t->done = 1;
-		t->detached = 1;
 	}
 }
 
