@@ -116,6 +116,20 @@ test_expect_success TMUX 'a theme changes the colours' '
 	done
 '
 
+test_expect_success TMUX 'C-b T switches the theme on the running screen' '
+	status_sgr a >before &&
+	tui_keys a C-b T &&
+	tui_wait a "theme: high-contrast" &&
+	status_sgr a >after-hc &&
+	! cmp -s before after-hc &&
+	tui_keys a C-b T &&
+	tui_wait a "theme: light" &&
+	status_sgr a >after-light &&
+	! cmp -s after-hc after-light &&
+	tui_keys a C-b T C-b T &&
+	tui_wait a "theme: default"
+'
+
 test_expect_success TMUX 'the theme option of holt.conf is used' '
 	mkdir -p "$HOLT_HOME/config" &&
 	echo "theme = high-contrast" >"$HOLT_HOME/config/holt.conf" &&

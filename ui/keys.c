@@ -48,6 +48,7 @@ static const struct key_binding keys_table[] = {
 	{ SCOPE_PREFIX, '2', ACT_FOCUS_AGENT, "focus the agent transcript" },
 	{ SCOPE_PREFIX, '3', ACT_FOCUS_OUTPUT, "focus the output" },
 	{ SCOPE_PREFIX, '4', ACT_FOCUS_INPUT, "focus the input line" },
+	{ SCOPE_PREFIX, 'T', ACT_THEME, "switch to the next theme" },
 	{ SCOPE_PREFIX, 'r', ACT_REDRAW, "redraw the screen" },
 
 	{ SCOPE_PANE, '?', ACT_HELP, "show this help" },

@@ -18,6 +18,7 @@
  * number of pairs.
  */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,11 @@ struct theme_role {
 	attr_t		 attr;
 };
 
+static const struct theme_role theme_builtin[ROLE_COUNT] = {
+#define X(id, name, fg, bg, at) { name, fg, bg, at },
+	UI_ROLES
+#undef X
+};
 static struct theme_role theme_roles[ROLE_COUNT] = {
 #define X(id, name, fg, bg, at) { name, fg, bg, at },
 	UI_ROLES
@@ -87,6 +93,61 @@ theme_find(const char *name)
 	}
 	free(up);
 	return NULL;
+}
+
+static int
+theme_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The name of the theme after the current one, in name order. */
+char *
+theme_next(void)
+{
+	const char	*dirs[4];
+	char		*up, *path, **names = NULL, *next = NULL, *dot;
+	size_t		 i, n = 0, k, a = 0;
+	DIR		*d;
+	struct dirent	*de;
+
+	up = xprintf("%s/..", paths_self_dir());
+	dirs[0] = paths_config_dir();
+	dirs[1] = HOLT_DATADIR;
+	dirs[2] = paths_self_dir();
+	dirs[3] = up;
+	for (i = 0; i < nitems(dirs); i++) {
+		path = xprintf("%s/themes", dirs[i]);
+		d = opendir(path);
+		free(path);
+		while (d != NULL && (de = readdir(d)) != NULL) {
+			if ((dot = strrchr(de->d_name, '.')) == NULL ||
+			    strcmp(dot, ".theme") != 0 || dot == de->d_name)
+				continue;
+			if (n == a) {
+				a = a ? a * 2 : 16;
+				names = xreallocarray(names, a, sizeof *names);
+			}
+			names[n++] = xstrndup(de->d_name,
+			    (size_t)(dot - de->d_name));
+		}
+		if (d != NULL)
+			closedir(d);
+	}
+	free(up);
+	if (n == 0)
+		return xstrdup("default");
+	qsort(names, n, sizeof *names, theme_cmp);
+	for (k = 0; k < n && next == NULL; k++) {
+		if (strcmp(names[k], theme_name()) > 0)
+			next = xstrdup(names[k]);
+	}
+	if (next == NULL)
+		next = xstrdup(names[0]);
+	for (k = 0; k < n; k++)
+		free(names[k]);
+	free(names);
+	return next;
 }
 
 /* A colour word: -2 if it is not one. */
@@ -217,7 +278,8 @@ theme_parse(const char *data, size_t len, const char *name, char **cause)
 		return -1;
 	}
 	copy = xstrndup(data, len);
-	memcpy(roles, theme_roles, sizeof roles);
+	/* A theme is whole: what it does not set is the built-in default. */
+	memcpy(roles, theme_builtin, sizeof roles);
 	for (line = copy; line != NULL && *line != '\0'; line = next) {
 		lineno++;
 		if ((next = strchr(line, '\n')) != NULL)

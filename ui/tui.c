@@ -1015,6 +1015,21 @@ tui_interrupt(struct tui *t)
 	tui_flash(t, "interrupt sent");
 }
 
+static void
+tui_next_theme(struct tui *t)
+{
+	char	*name = theme_next(), *cause = NULL;
+
+	if (theme_load(name, &cause) != 0) {
+		tui_flash(t, "%s", cause);
+		free(cause);
+	} else
+		tui_flash(t, "theme: %s", name);
+	free(name);
+	clearok(curscr, TRUE);
+	t->layout_dirty = 1;
+}
+
 /* Global actions; 1 if it was one. */
 static int
 tui_action(struct tui *t, enum ui_action a)
@@ -1055,6 +1070,9 @@ tui_action(struct tui *t, enum ui_action a)
 		return 1;
 	case ACT_DIFF:
 		diff_open(t);
+		return 1;
+	case ACT_THEME:
+		tui_next_theme(t);
 		return 1;
 	case ACT_REDRAW:
 		clearok(curscr, TRUE);

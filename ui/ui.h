@@ -89,6 +89,7 @@ const char *theme_name(void);
 /* SGR colour from program output (0-255 or 24-bit 0x1RRGGBB): a pair. */
 int	 theme_sgr_pair(int fg, int bg);
 char	*theme_find(const char *name);	/* path of a theme, caller frees */
+char	*theme_next(void);	/* the next theme's name, caller frees */
 
 /*
  * keys.c: the key table. Every binding is a line of one table (scope, key,
@@ -107,6 +108,7 @@ enum ui_action {
 	ACT_FOCUS_RIGHT, ACT_FOCUS_UP, ACT_FOCUS_DOWN, ACT_ZOOM, ACT_HELP,
 	ACT_MODE, ACT_DIFF, ACT_REDRAW, ACT_INTERRUPT, ACT_QUIT,
 	ACT_FOCUS_TREE, ACT_FOCUS_AGENT, ACT_FOCUS_OUTPUT, ACT_FOCUS_INPUT,
+	ACT_THEME,
 	/* scrolling and moving (panes) */
 	ACT_UP, ACT_DOWN, ACT_PAGE_UP, ACT_PAGE_DOWN, ACT_HOME, ACT_END,
 	ACT_ENTER, ACT_SEARCH, ACT_SEARCH_NEXT, ACT_LEFT, ACT_RIGHT, ACT_CLOSE,
