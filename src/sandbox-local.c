@@ -387,7 +387,8 @@ arg(char ***argv, size_t *n, const char *s)
 static char **
 bwrap_argv(struct sandbox *sb)
 {
-	char		**argv = NULL, **masks, *p, link[PATH_MAX];
+	char		**argv = NULL, **masks, *p, *size = NULL;
+	char		  link[PATH_MAX];
 	size_t		  n = 0, i;
 	struct stat	  st;
 	ssize_t		  len;
@@ -450,10 +451,32 @@ bwrap_argv(struct sandbox *sb)
 	arg(&argv, &n, "/proc/sys");
 	arg(&argv, &n, "--dev");
 	arg(&argv, &n, "/dev");
+	/*
+	 * tmpfs is memory: a sandbox's /tmp and /dev/shm are bounded by
+	 * --memory even where no memory cgroup charges them, and /dev
+	 * itself (bwrap's tmpfs) is read-only.
+	 */
+	if (sb->memory > 0)
+		xasprintf(&size, "%lld", sb->memory);
 	arg(&argv, &n, "--perms");
 	arg(&argv, &n, "1777");
+	if (size != NULL) {
+		arg(&argv, &n, "--size");
+		arg(&argv, &n, size);
+	}
+	arg(&argv, &n, "--tmpfs");
+	arg(&argv, &n, "/dev/shm");
+	arg(&argv, &n, "--remount-ro");
+	arg(&argv, &n, "/dev");
+	arg(&argv, &n, "--perms");
+	arg(&argv, &n, "1777");
+	if (size != NULL) {
+		arg(&argv, &n, "--size");
+		arg(&argv, &n, size);
+	}
 	arg(&argv, &n, "--tmpfs");
 	arg(&argv, &n, "/tmp");
+	free(size);
 	arg(&argv, &n, "--bind");
 	p = sandbox_path(sb, "workspace");
 	arg(&argv, &n, p);

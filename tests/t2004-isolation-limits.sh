@@ -140,6 +140,21 @@ $expect_nproc 'without cgroups a fork bomb stops at the process limit' '
 	grep "^stopped by: EAGAIN$" out
 '
 
+test_expect_success 'without cgroups /tmp and /dev/shm stop at the memory limit' '
+	for d in /tmp /dev/shm; do
+		holt sandbox exec --timeout 60 "$nocg" -- sh -c \
+			"dd if=/dev/zero of=$d/fill bs=1M count=600 2>/dev/null" ;
+		size=$(holt sandbox exec "$nocg" -- stat -c %s $d/fill) &&
+		echo "$d/fill: $size bytes" &&
+		test "$size" -gt $((64 << 20)) &&
+		test "$size" -le $((256 << 20)) &&
+		holt sandbox exec "$nocg" -- rm -f $d/fill || return 1
+	done &&
+	test_must_fail holt sandbox exec "$nocg" -- sh -c "echo x >/dev/fill" \
+		2>err &&
+	grep -i "read-only" err
+'
+
 test_expect_success 'without cgroups a memory hog stops at the memory limit' '
 	holt sandbox exec --timeout 60 "$nocg" -- \
 		/workspace/holt-attack memhog 1024 >out 2>err
