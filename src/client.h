@@ -21,4 +21,13 @@ cJSON	*client_call(int fd, cJSON *req, char **cause);
 /* One request on a fresh connection; NULL with *cause on error replies. */
 cJSON	*client_request(cJSON *req, int start, char **cause);
 
+/* cmd-client.c: shared by the session commands. */
+#include <signal.h>
+struct buf;
+extern volatile sig_atomic_t cmd_stop;	/* set by cmd_on_signal */
+void	 cmd_on_signal(int);
+int	 cmd_fail(const char *cause);	/* prints; exit status for it */
+void	 cmd_format_event(const cJSON *, struct buf *);	/* a line of text */
+int	 cmd_ls_exec(int, char **);
+
 #endif

@@ -53,39 +53,3 @@ cmd_server_exec(int argc, char **argv)
 const struct cmd_entry cmd_server_entry = {
 	"server", "[-f]", "run the server", cmd_server_exec
 };
-
-static int
-cmd_kill_server_exec(int argc, char **argv)
-{
-	cJSON	*req, *rep;
-	char	*cause = NULL, *path;
-	int	 i;
-	pid_t	 pid;
-
-	if (cmd_wants_help(argc, argv)) {
-		printf("usage: holt kill-server\n\nStop the server. Sessions "
-		    "and their sandboxes stay; the next holt command\nstarts "
-		    "a server that picks them up again.\n");
-		return EXIT_OK;
-	}
-	req = cJSON_CreateObject();
-	cJSON_AddStringToObject(req, "type", "kill-server");
-	if ((rep = client_request(req, 0, &cause)) == NULL) {
-		fprintf(stderr, "holt: %s\n", cause);
-		free(cause);
-		return EXIT_ERR;
-	}
-	/* Return once it is gone, so a next command starts a fresh one. */
-	pid = (pid_t)json_num(rep, "pid", 0);
-	cJSON_Delete(rep);
-	path = client_socket_path();
-	for (i = 0; i < 500 && (access(path, F_OK) == 0 ||
-	    (pid > 0 && kill(pid, 0) == 0)); i++)
-		usleep(10000);
-	free(path);
-	return EXIT_OK;
-}
-
-const struct cmd_entry cmd_kill_server_entry = {
-	"kill-server", "", "stop the server", cmd_kill_server_exec
-};

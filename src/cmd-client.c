@@ -1,0 +1,584 @@
+/*
+ * cmd-client.c: the session commands that only talk to the server or read
+ * a log: ls, send, approve, interrupt, log, kill-session, kill-server. They
+ * are what scripts and prompts run most, so they stay out of the heavy
+ * binary (no libcurl, libgit2 or ncurses to load): see holt-light.c.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "client.h"
+#include "session.h"
+
+volatile sig_atomic_t	 cmd_stop;
+
+void
+cmd_on_signal(int sig)
+{
+	cmd_stop = 1;
+}
+
+int
+cmd_fail(const char *cause)
+{
+	int	 rc = EXIT_ERR;
+
+	fprintf(stderr, "holt: %s\n", cause);
+	if (strstr(cause, "no such session") != NULL)
+		rc = EXIT_USAGE;
+	return rc;
+}
+
+/* A request to the server about one session. */
+static cJSON *
+cmd_session_request(const char *type, const char *name, cJSON *req, int *rc)
+{
+	cJSON	*rep;
+	char	*cause = NULL;
+
+	if (req == NULL)
+		req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "type", type);
+	if (name != NULL)
+		cJSON_AddStringToObject(req, "session", name);
+	if ((rep = client_request(req, 1, &cause)) == NULL) {
+		*rc = cmd_fail(cause);
+		free(cause);
+		return NULL;
+	}
+	*rc = EXIT_OK;
+	return rep;
+}
+
+/* Human text of one event, for holt log and the line-mode viewer. */
+void
+cmd_format_event(const cJSON *ev, struct buf *b)
+{
+	const char	*type = json_str(ev, "type"), *s;
+	const cJSON	*tc, *args;
+	char		*a;
+
+	if (type == NULL)
+		return;
+	if (strcmp(type, "assistant.delta") == 0)
+		return;
+	buf_addf(b, "%4.0f ", json_num(ev, "seq", 0));
+	if (strcmp(type, "user.message") == 0)
+		buf_addf(b, "> %s\n", json_str(ev, "text"));
+	else if (strcmp(type, "assistant.message") == 0) {
+		s = json_str(ev, "text");
+		buf_addf(b, "agent: %s\n", s != NULL && *s != '\0' ? s : "(tools)");
+		cJSON_ArrayForEach(tc, cJSON_GetObjectItem(ev, "tool_calls")) {
+			args = cJSON_GetObjectItem(tc, "arguments");
+			a = args != NULL ? json_print(args) : xstrdup("{}");
+			buf_addf(b, "       call %s %s\n", json_str(tc, "name"), a);
+			free(a);
+		}
+	} else if (strcmp(type, "approval.needed") == 0) {
+		s = json_str(ev, "command");
+		buf_addf(b, "? approval %s: %s %s (verdict %s)\n",
+		    json_str(ev, "request_id"), s != NULL ? "run" : "write",
+		    s != NULL ? s : json_str(ev, "path"), json_str(ev, "verdict"));
+	} else if (strcmp(type, "approval.decided") == 0)
+		buf_addf(b, "  %s %s by %s%s%s\n", json_str(ev, "request_id"),
+		    json_str(ev, "decision"), json_str(ev, "by"),
+		    json_str(ev, "rule") != NULL ? ", rule " : "",
+		    json_str(ev, "rule") != NULL ? json_str(ev, "rule") : "");
+	else if (strcmp(type, "tool.finished") == 0) {
+		s = json_str(ev, "result");
+		buf_addf(b, "  %s %s%s (%.0f ms)\n", json_str(ev, "name") ?
+		    json_str(ev, "name") : json_str(ev, "call_id"),
+		    json_bool(ev, "interrupted", 0) ? "interrupted" :
+		    json_bool(ev, "error", 0) ? "failed" : "done",
+		    cJSON_GetObjectItem(ev, "exit_code") != NULL ? "" : "",
+		    json_num(ev, "duration_ms", 0));
+		if (s != NULL) {
+			size_t n = strlen(s);
+			buf_addf(b, "       %.*s%s\n", (int)(n > 300 ? 300 : n), s,
+			    n > 300 ? " ..." : "");
+		}
+	} else if (strcmp(type, "tool.output") == 0)
+		buf_addf(b, "  | %s", json_str(ev, "data") ? json_str(ev, "data") :
+		    "\n");
+	else if (strcmp(type, "run.finished") == 0)
+		buf_addf(b, "run finished: %s after %.0f steps\n",
+		    json_str(ev, "reason"), json_num(ev, "steps", 0));
+	else if (strcmp(type, "error") == 0)
+		buf_addf(b, "error: %s\n", json_str(ev, "message"));
+	else if (strcmp(type, "model.usage") == 0)
+		buf_addf(b, "  tokens %.0f in, %.0f out, $%.4f\n",
+		    json_num(ev, "input_tokens", 0),
+		    json_num(ev, "output_tokens", 0), json_num(ev, "cost_usd", 0));
+	else if (strcmp(type, "session.created") == 0)
+		buf_addf(b, "session %s created (sandbox %s, model %s)\n",
+		    json_str(ev, "name"), json_str(ev, "sandbox"),
+		    json_str(ev, "model"));
+	else
+		buf_addf(b, "%s\n", type);
+}
+
+static void
+cmd_age(char *out, size_t len, double secs)
+{
+	if (secs < 0)
+		secs = 0;
+	if (secs < 60)
+		snprintf(out, len, "%.0fs", secs);
+	else if (secs < 3600)
+		snprintf(out, len, "%.0fm", secs / 60);
+	else if (secs < 86400 * 2)
+		snprintf(out, len, "%.0fh", secs / 3600);
+	else
+		snprintf(out, len, "%.0fd", secs / 86400);
+}
+
+static time_t
+cmd_parse_time(const char *s)
+{
+	struct tm	 tm;
+
+	memset(&tm, 0, sizeof tm);
+	if (s == NULL || strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) == NULL)
+		return 0;
+	return timegm(&tm);
+}
+
+int
+cmd_ls_exec(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	cJSON		*rep, *s, *list;
+	char		*out, age[16], act[16], state[32];
+	int		 ch, json = 0, rc;
+	time_t		 now = time(NULL);
+
+	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'j':
+			json = 1;
+			break;
+		case 'h':
+			printf("usage: holt ls [--json]\n\nList sessions: name, "
+			    "state (working, waiting, idle, finished, error),\n"
+			    "sandbox state, age, last activity, steps, cost.\n");
+			return EXIT_OK;
+		default:
+			fprintf(stderr, "usage: holt ls [--json]\n");
+			return EXIT_USAGE;
+		}
+	}
+	if ((rep = cmd_session_request("ls", NULL, NULL, &rc)) == NULL)
+		return rc;
+	list = cJSON_GetObjectItem(rep, "sessions");
+	if (json) {
+		out = json_print(list);
+		printf("%s\n", out);
+		free(out);
+		cJSON_Delete(rep);
+		return EXIT_OK;
+	}
+	if (cJSON_GetArraySize(list) == 0)
+		printf("no sessions (holt new starts one)\n");
+	else
+		printf("%-20s %-10s %-9s %-5s %-8s %-7s %s\n", "NAME", "STATE",
+		    "SANDBOX", "AGE", "ACTIVE", "STEPS", "COST");
+	cJSON_ArrayForEach(s, list) {
+		cmd_age(age, sizeof age, difftime(now,
+		    cmd_parse_time(json_str(s, "created"))));
+		cmd_age(act, sizeof act, difftime(now,
+		    (time_t)json_num(s, "last_activity", 0)));
+		snprintf(state, sizeof state, "%s", json_str(s, "state"));
+		printf("%-20s %-10s %-9s %-5s %-8s %3.0f/%-3.0f $%.4f%s%s\n",
+		    json_str(s, "name"), state, json_str(s, "sandbox_state") ?
+		    json_str(s, "sandbox_state") : "-", age, act,
+		    json_num(s, "step", 0), json_num(s, "steps_cap", 0),
+		    json_num(s, "cost_usd", 0), json_str(s, "error") ? "  " : "",
+		    json_str(s, "error") ? json_str(s, "error") : "");
+	}
+	cJSON_Delete(rep);
+	return EXIT_OK;
+}
+
+const struct cmd_entry cmd_ls_entry = {
+	"ls", "[--json]", "list sessions", cmd_ls_exec
+};
+
+/* -t NAME parsing shared by send, approve, interrupt, kill-session. */
+static int
+cmd_target(int argc, char **argv, const char *usage, const struct option *lo,
+    const char *shortopts, int (*opt)(int, const char *, void *), void *arg,
+    const char **name)
+{
+	int	 ch;
+
+	*name = NULL;
+	while ((ch = getopt_long(argc, argv, shortopts, lo, NULL)) != -1) {
+		if (ch == 't')
+			*name = optarg;
+		else if (ch == 'h') {
+			printf("usage: holt %s %s\n", argv[0], usage);
+			return 1;
+		} else if (opt == NULL || opt(ch, optarg, arg) != 0) {
+			fprintf(stderr, "usage: holt %s %s\n", argv[0], usage);
+			return -1;
+		}
+	}
+	if (*name == NULL) {
+		fprintf(stderr, "holt %s: -t NAME is needed\nusage: holt %s %s\n",
+		    argv[0], argv[0], usage);
+		return -1;
+	}
+	return 0;
+}
+
+static const struct option help_only[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ NULL, 0, NULL, 0 }
+};
+
+static int
+cmd_send_exec(int argc, char **argv)
+{
+	const char	*name;
+	struct buf	 text = BUF_INIT;
+	cJSON		*req, *rep;
+	int		 r, i, rc;
+
+	if ((r = cmd_target(argc, argv, "-t NAME MESSAGE...", help_only, "t:h",
+	    NULL, NULL, &name)) != 0)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	for (i = optind; i < argc; i++) {
+		if (text.len > 0)
+			buf_addc(&text, ' ');
+		buf_adds(&text, argv[i]);
+	}
+	if (text.len == 0) {
+		fprintf(stderr, "holt send: a MESSAGE is needed\n");
+		return EXIT_USAGE;
+	}
+	req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "text", text.data);
+	buf_release(&text);
+	if ((rep = cmd_session_request("send", name, req, &rc)) == NULL)
+		return rc;
+	cJSON_Delete(rep);
+	return EXIT_OK;
+}
+
+const struct cmd_entry cmd_send_entry = {
+	"send", "-t NAME MESSAGE", "send a message to the agent", cmd_send_exec
+};
+
+struct approve_opts {
+	const char	*id;
+	const char	*rule;
+	const char	*message;
+	const char	*command;
+};
+
+static int
+cmd_approve_opt(int ch, const char *optarg, void *arg)
+{
+	struct approve_opts	*ao = arg;
+
+	switch (ch) {
+	case 'i':
+		ao->id = optarg;
+		return 0;
+	case 'R':
+		ao->rule = optarg;
+		return 0;
+	case 'm':
+		ao->message = optarg;
+		return 0;
+	case 'c':
+		ao->command = optarg;
+		return 0;
+	}
+	return -1;
+}
+
+static int
+cmd_approve_exec(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "id", required_argument, NULL, 'i' },
+		{ "rule", required_argument, NULL, 'R' },
+		{ "message", required_argument, NULL, 'm' },
+		{ "command", required_argument, NULL, 'c' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	static const char usage[] = "-t NAME [--id ID] [--rule RULE] "
+	    "[--message TEXT] [--command CMD] allow|deny|always";
+	struct approve_opts	 ao;
+	const char		*name, *decision;
+	cJSON			*req, *rep;
+	int			 r, rc;
+
+	memset(&ao, 0, sizeof ao);
+	if ((r = cmd_target(argc, argv, usage, lo, "t:m:h", cmd_approve_opt, &ao,
+	    &name)) != 0)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	if (optind != argc - 1) {
+		fprintf(stderr, "usage: holt approve %s\n", usage);
+		return EXIT_USAGE;
+	}
+	decision = argv[optind];
+	if (strcmp(decision, "allow") != 0 && strcmp(decision, "deny") != 0 &&
+	    strcmp(decision, "always") != 0) {
+		fprintf(stderr, "holt approve: '%s': allow, deny or always\n",
+		    decision);
+		return EXIT_USAGE;
+	}
+	req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "decision", decision);
+	if (ao.id != NULL)
+		cJSON_AddStringToObject(req, "request_id", ao.id);
+	if (ao.rule != NULL)
+		cJSON_AddStringToObject(req, "rule", ao.rule);
+	if (ao.message != NULL)
+		cJSON_AddStringToObject(req, "message", ao.message);
+	if (ao.command != NULL)
+		cJSON_AddStringToObject(req, "command", ao.command);
+	if ((rep = cmd_session_request("approve", name, req, &rc)) == NULL)
+		return rc;
+	cJSON_Delete(rep);
+	return EXIT_OK;
+}
+
+const struct cmd_entry cmd_approve_entry = {
+	"approve", "-t NAME [--id ID] allow|deny|always", "answer an approval",
+	cmd_approve_exec
+};
+
+static int
+cmd_interrupt_exec(int argc, char **argv)
+{
+	const char	*name;
+	cJSON		*rep;
+	int		 r, rc;
+
+	if ((r = cmd_target(argc, argv, "-t NAME", help_only, "t:h", NULL, NULL,
+	    &name)) != 0)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	if ((rep = cmd_session_request("interrupt", name, NULL, &rc)) == NULL)
+		return rc;
+	cJSON_Delete(rep);
+	return EXIT_OK;
+}
+
+const struct cmd_entry cmd_interrupt_entry = {
+	"interrupt", "-t NAME", "interrupt the agent", cmd_interrupt_exec
+};
+
+static int
+cmd_kill_opt(int ch, const char *optarg, void *arg)
+{
+	if (ch == 'R') {
+		*(int *)arg = 1;
+		return 0;
+	}
+	return -1;
+}
+
+static int
+cmd_kill_session_exec(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "rm", no_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char	*name;
+	cJSON		*req, *rep;
+	int		 r, rc, rm = 0, i;
+
+	if ((r = cmd_target(argc, argv, "-t NAME [--rm]", lo, "t:h",
+	    cmd_kill_opt, &rm, &name)) != 0)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	if (!session_exists(name)) {
+		fprintf(stderr, "holt: session '%s': no such session\n", name);
+		return EXIT_USAGE;
+	}
+	req = cJSON_CreateObject();
+	cJSON_AddBoolToObject(req, "rm", rm);
+	if ((rep = cmd_session_request("kill-session", name, req, &rc)) == NULL)
+		return rc;
+	cJSON_Delete(rep);
+	/* The server finishes it in the background; wait for --rm to land. */
+	for (i = 0; rm && i < 400 && session_exists(name); i++)
+		usleep(25000);
+	return EXIT_OK;
+}
+
+const struct cmd_entry cmd_kill_session_entry = {
+	"kill-session", "-t NAME [--rm]", "end a session", cmd_kill_session_exec
+};
+
+static int
+cmd_log_opt(int ch, const char *optarg, void *arg)
+{
+	int	*flags = arg;
+
+	if (ch == 'f') {
+		flags[0] = 1;
+		return 0;
+	}
+	if (ch == 'j') {
+		flags[1] = 1;
+		return 0;
+	}
+	return -1;
+}
+
+static int
+cmd_log_exec(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "follow", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	const char	*name;
+	char		*dir, *path, *cause = NULL, *warning = NULL, *out;
+	int		 r, flags[2] = { 0, 0 };
+	cJSON		*events, *ev;
+	struct buf	 b = BUF_INIT, pending = BUF_INIT;
+	FILE		*f;
+	char		 tmp[65536];
+	size_t		 n;
+	long		 off;
+
+	if ((r = cmd_target(argc, argv, "-t NAME [-f] [--json]", lo, "t:fh",
+	    cmd_log_opt, flags, &name)) != 0)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	if (session_name_valid(name, &cause) != 0 || !session_exists(name)) {
+		free(cause);
+		fprintf(stderr, "holt: session '%s': no such session\n", name);
+		return EXIT_USAGE;
+	}
+	if ((events = eventlog_read(name, &warning, &cause)) == NULL) {
+		fprintf(stderr, "holt: %s\n", cause);
+		free(cause);
+		return EXIT_ERR;
+	}
+	if (warning != NULL) {
+		fprintf(stderr, "holt: %s\n", warning);
+		free(warning);
+	}
+	cJSON_ArrayForEach(ev, events) {
+		if (flags[1]) {
+			out = json_print(ev);
+			printf("%s\n", out);
+			free(out);
+		} else {
+			buf_reset(&b);
+			cmd_format_event(ev, &b);
+			fputs(buf_str(&b), stdout);
+		}
+	}
+	fflush(stdout);
+	cJSON_Delete(events);
+	if (!flags[0]) {
+		buf_release(&b);
+		return EXIT_OK;
+	}
+	/* Follow: read what is appended, whole lines only. */
+	dir = session_dir(name);
+	path = paths_join(dir, "events.jsonl");
+	free(dir);
+	f = fopen(path, "r");
+	free(path);
+	if (f == NULL)
+		return EXIT_ERR;
+	fseek(f, 0, SEEK_END);
+	off = ftell(f);
+	signal(SIGINT, cmd_on_signal);
+	signal(SIGTERM, cmd_on_signal);
+	signal(SIGPIPE, cmd_on_signal);
+	while (!cmd_stop && session_exists(name)) {
+		clearerr(f);
+		fseek(f, off, SEEK_SET);
+		while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) {
+			buf_add(&pending, tmp, n);
+			off += (long)n;
+		}
+		while (pending.len > 0) {
+			char *nl = memchr(pending.data, '\n', pending.len);
+			if (nl == NULL)
+				break;
+			*nl = '\0';
+			if ((ev = cJSON_Parse(pending.data)) != NULL) {
+				if (flags[1])
+					printf("%s\n", pending.data);
+				else {
+					buf_reset(&b);
+					cmd_format_event(ev, &b);
+					fputs(buf_str(&b), stdout);
+				}
+				cJSON_Delete(ev);
+			}
+			buf_remove_front(&pending, (size_t)(nl - pending.data) + 1);
+		}
+		if (fflush(stdout) != 0)
+			break;
+		usleep(100000);
+	}
+	fclose(f);
+	buf_release(&b);
+	buf_release(&pending);
+	return EXIT_OK;
+}
+
+const struct cmd_entry cmd_log_entry = {
+	"log", "-t NAME [-f] [--json]", "print the event log", cmd_log_exec
+};
+
+static int
+cmd_kill_server_exec(int argc, char **argv)
+{
+	cJSON	*req, *rep;
+	char	*cause = NULL, *path;
+	int	 i;
+	pid_t	 pid;
+
+	if (cmd_wants_help(argc, argv)) {
+		printf("usage: holt kill-server\n\nStop the server. Sessions "
+		    "and their sandboxes stay; the next holt command\nstarts "
+		    "a server that picks them up again.\n");
+		return EXIT_OK;
+	}
+	req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "type", "kill-server");
+	if ((rep = client_request(req, 0, &cause)) == NULL) {
+		fprintf(stderr, "holt: %s\n", cause);
+		free(cause);
+		return EXIT_ERR;
+	}
+	/* Return once it is gone, so a next command starts a fresh one. */
+	pid = (pid_t)json_num(rep, "pid", 0);
+	cJSON_Delete(rep);
+	path = client_socket_path();
+	for (i = 0; i < 500 && (access(path, F_OK) == 0 ||
+	    (pid > 0 && kill(pid, 0) == 0)); i++)
+		usleep(10000);
+	free(path);
+	return EXIT_OK;
+}
+
+const struct cmd_entry cmd_kill_server_entry = {
+	"kill-server", "", "stop the server", cmd_kill_server_exec
+};

@@ -1,0 +1,106 @@
+/*
+ * holt-light.c: main() of the holt command. The commands that scripts,
+ * shell prompts and status bars run most (ls, send, approve, interrupt,
+ * log, kill-session, kill-server, version) only talk to the server or read
+ * a log, and run here, in a binary that loads no more than cJSON: a few
+ * milliseconds. Everything else is passed, argv unchanged, to holt-full
+ * (the whole program: the screen, the agent, the server, git, the
+ * sandboxes), which loads libcurl, libgit2 and ncurses, some 30 shared
+ * libraries and 10 ms of start-up.
+ */
+#include <getopt.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "holt.h"
+
+extern const struct cmd_entry cmd_ls_entry, cmd_send_entry, cmd_approve_entry,
+    cmd_interrupt_entry, cmd_log_entry, cmd_kill_session_entry,
+    cmd_kill_server_entry;
+
+static const struct cmd_entry *light_table[] = {
+	&cmd_ls_entry,
+	&cmd_send_entry,
+	&cmd_approve_entry,
+	&cmd_interrupt_entry,
+	&cmd_log_entry,
+	&cmd_kill_session_entry,
+	&cmd_kill_server_entry,
+	NULL
+};
+
+/* holt.c's table is not linked here; cmd.c needs one to exist. */
+const struct cmd_entry *cmd_table[] = { NULL };
+
+static void
+exec_full(char **argv)
+{
+	char	*full;
+
+	if ((full = paths_find_helper("holt-full")) == NULL)
+		fatalx("holt-full is missing (beside holt, or in %s): "
+		    "reinstall holt", HOLT_LIBEXECDIR);
+	execv(full, argv);
+	fatal("%s", full);
+}
+
+int
+main(int argc, char **argv)
+{
+	const struct cmd_entry	**ce;
+	char			**orig = argv, *cause = NULL;
+	int			 ch, verbose = 0;
+	static const struct option longopts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 }
+	};
+
+	setlocale(LC_ALL, "");
+	signal(SIGPIPE, SIG_IGN);
+	opterr = 0;	/* holt-full says what is wrong */
+	while ((ch = getopt_long(argc, argv, "+hL:S:vV", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'L':
+			cmd_socket_name = optarg;
+			break;
+		case 'S':
+			cmd_socket_path = optarg;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'V':
+			printf("holt %s\n", PACKAGE_VERSION);
+			return EXIT_OK;
+		default:
+			exec_full(orig);
+		}
+	}
+	argc -= optind;
+	argv += optind;
+	if (argc == 0 || (cmd_socket_name != NULL &&
+	    strchr(cmd_socket_name, '/') != NULL))
+		exec_full(orig);
+	if (strcmp(argv[0], "version") == 0) {
+		printf("holt %s\n", PACKAGE_VERSION);
+		return EXIT_OK;
+	}
+	for (ce = light_table; *ce != NULL; ce++) {
+		if (strcmp((*ce)->name, argv[0]) == 0)
+			break;
+	}
+	if (*ce == NULL)
+		exec_full(orig);
+	log_set_verbose(verbose);
+	if (!cmd_wants_help(argc, argv) && config_load(NULL, &cause) != 0) {
+		fprintf(stderr, "holt: %s\n", cause);
+		free(cause);
+		return EXIT_USAGE;
+	}
+	optind = 0;
+	return (*ce)->exec(argc, argv);
+}
