@@ -451,19 +451,29 @@ sandbox_connect_raw(struct sandbox *sb, int timeout_ms, char **cause)
 int
 sandbox_connect(struct sandbox *sb, char **cause)
 {
-	switch (sandbox_state(sb)) {
-	case SANDBOX_STOPPED:
-		*cause = xprintf("sandbox '%s' is stopped (holt sandbox start "
-		    "%s)", sb->id, sb->id);
-		return -1;
-	case SANDBOX_PAUSED:
-		*cause = xprintf("sandbox '%s' is paused (holt sandbox resume "
-		    "%s)", sb->id, sb->id);
-		return -1;
-	case SANDBOX_RUNNING:
-		break;
+	char		*path;
+	struct stat	 st;
+	int		 paused, fd;
+
+	/* As sandbox_state, but the connect that checks is the one we keep. */
+	if (sandbox_local_pid(sb) > 0) {
+		path = sandbox_path(sb, "run/paused");
+		paused = stat(path, &st) == 0;
+		free(path);
+		if (paused) {
+			*cause = xprintf("sandbox '%s' is paused (holt sandbox "
+			    "resume %s)", sb->id, sb->id);
+			return -1;
+		}
+		if ((fd = sandbox_connect_raw(sb, 5000, cause)) != -1)
+			return fd;
+		if (sandbox_socket_alive(sb))
+			return -1;	/* it is there but does not answer */
+		free(*cause);
 	}
-	return sandbox_connect_raw(sb, 5000, cause);
+	*cause = xprintf("sandbox '%s' is stopped (holt sandbox start %s)",
+	    sb->id, sb->id);
+	return -1;
 }
 
 static void
