@@ -1,7 +1,8 @@
 #!/bin/sh
 # bench/git.sh: holt diff of a 10,000-file repository with 100 changed
 # files (budget: 200 ms), beside git diff of the same workspace. Each figure
-# is the median of 7 runs of the whole command (process start included).
+# is the median of 7 runs of the whole command (process start included),
+# the commands taking turns.
 set -e
 : "${HOLT_BUILD_DIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 HOLT=$HOLT_BUILD_DIR/holt
@@ -37,28 +38,8 @@ cat >"$HOLT_HOME/data/sessions/bench/session.json" <<EOF
 {"name":"bench","sandbox":"sbx-000000000bench","repo":"$ws","base_commit":"$base","branch":"main"}
 EOF
 
-# median_ms CMD...: the median wall time of 7 runs after a warm-up, in ms.
-median_ms() {
-	python3 - "$@" <<'EOF'
-import subprocess, sys, time
-subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)  # warm
-ts = []
-for _ in range(7):
-    t = time.perf_counter()
-    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)
-    ts.append((time.perf_counter() - t) * 1000)
-ts.sort()
-print("%.1f" % ts[3])
-EOF
-}
-
 files=$(git ls-files | wc -l)
 changed=$("$HOLT" diff -t bench --stat | tail -n 1)
-json=$(median_ms "$HOLT" diff -t bench --json)
-stat=$(median_ms "$HOLT" diff -t bench --stat)
-patch=$(median_ms "$HOLT" diff -t bench)
-ref=$(median_ms git diff --stat "$base")
-refp=$(median_ms git diff "$base")
 # git_diff() itself, in a process that is already running (as the TUI
 # calls it): the jail's fork included, libgit2's start not.
 tool=$HOLT_BUILD_DIR/tests/git-tool
@@ -73,10 +54,28 @@ if [ -n "$inproc" ]; then
 else
 	echo "git_diff() in-process: build tests/git-tool (make check) to measure"
 fi
-python3 - "$json" "$stat" "$patch" "$ref" "$refp" <<'EOF'
-import sys
-json, stat, patch, ref, refp = map(float, sys.argv[1:])
-print("holt diff --json   %7.1f ms  (budget 200 ms: %s)" % (json, "ok" if json <= 200 else "OVER"))
-print("holt diff --stat   %7.1f ms  %.2fx git diff --stat (%.1f ms)" % (stat, stat / ref, ref))
-print("holt diff          %7.1f ms  %.2fx git diff (%.1f ms)" % (patch, patch / refp, refp))
+# The commands take turns (7 rounds after a warm-up), so a change in the
+# machine's load falls on all of them alike; medians in ms.
+python3 - "$HOLT" "$base" <<'EOF'
+import os, subprocess, sys, time
+holt, base = sys.argv[1:]
+cmds = {
+    "json": [holt, "diff", "-t", "bench", "--json"],
+    "stat": [holt, "diff", "-t", "bench", "--stat"],
+    "patch": [holt, "diff", "-t", "bench"],
+    "gitstat": ["git", "diff", "--stat", base],
+    "gitpatch": ["git", "diff", base],
+}
+ts = {k: [] for k in cmds}
+for r in range(8):
+    for k, c in cmds.items():
+        t = time.perf_counter()
+        subprocess.run(c, stdout=subprocess.DEVNULL, check=True)
+        if r > 0:
+            ts[k].append((time.perf_counter() - t) * 1000)
+m = {k: sorted(v)[len(v) // 2] for k, v in ts.items()}
+print("load average %.1f" % os.getloadavg()[0])
+print("holt diff --json   %7.1f ms  (budget 200 ms: %s)" % (m["json"], "ok" if m["json"] <= 200 else "OVER"))
+print("holt diff --stat   %7.1f ms  %.2fx git diff --stat (%.1f ms)" % (m["stat"], m["stat"] / m["gitstat"], m["gitstat"]))
+print("holt diff          %7.1f ms  %.2fx git diff (%.1f ms)" % (m["patch"], m["patch"] / m["gitpatch"], m["gitpatch"]))
 EOF
