@@ -1184,11 +1184,20 @@ void
 model_free(struct model *m)
 {
 	struct curl_slist	*l;
+	struct model_request	*req;
 
 	if (m == NULL)
 		return;
-	while (m->requests != NULL)
-		model_request_free(m->requests);
+	while ((req = m->requests) != NULL) {
+		m->requests = req->next;
+		if (req->easy != NULL) {
+			curl_multi_remove_handle(m->multi, req->easy);
+			curl_easy_cleanup(req->easy);
+			req->easy = NULL;
+		}
+		req->m = NULL;
+		model_request_free(req);
+	}
 	if (m->multi != NULL)
 		curl_multi_cleanup(m->multi);
 	if (m->timer != NULL)
