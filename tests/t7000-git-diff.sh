@@ -149,6 +149,26 @@ test_expect_success 'holt diff --stat is git diff --stat' '
 	test_cmp expect actual
 '
 
+test_expect_success 'holt diff --stat: renames in directories, scaling, long names' '
+	git init -q -b main st &&
+	(
+		cd st && mkdir -p src/deep/er &&
+		seq 1 50 >src/deep/er/moved.txt &&
+		seq 1 300 >big.txt &&
+		echo x >src/a-file-with-a-really-long-name-that-needs-cutting-down-to-fit.txt &&
+		git add -A && git commit -q -m base
+	) &&
+	git_session st "$TRASH_DIRECTORY/st" &&
+	ws=$(git_ws st) &&
+	git -C "$ws" mv src/deep/er/moved.txt src/deep/er/renamed.txt &&
+	seq 1 300 | sed "s/^/changed /" >"$ws/big.txt" &&
+	echo y >>"$ws/src/a-file-with-a-really-long-name-that-needs-cutting-down-to-fit.txt" &&
+	rm -rf copy && cp -a "$ws" copy && git -C copy add -A &&
+	git -C copy diff --cached --stat=80 -M "$(git_base st)" >expect &&
+	holt diff -t st --stat >actual &&
+	test_cmp expect actual
+'
+
 test_expect_success 'holt diff: an unknown session is exit 2, a bad option too' '
 	test_expect_code 2 holt diff -t nosuch 2>err &&
 	grep "session .nosuch.: no such session" err &&
