@@ -149,7 +149,7 @@ test_expect_success 'holt diff --stat is git diff --stat' '
 	test_cmp expect actual
 '
 
-test_expect_success 'holt diff --stat: renames in directories, scaling, long names' '
+test_expect_success 'holt diff and --stat are git'"'"'s: renames in directories, scaling, long names' '
 	git init -q -b main st &&
 	(
 		cd st && mkdir -p src/deep/er &&
@@ -166,6 +166,9 @@ test_expect_success 'holt diff --stat: renames in directories, scaling, long nam
 	rm -rf copy && cp -a "$ws" copy && git -C copy add -A &&
 	git -C copy diff --cached --stat=80 -M "$(git_base st)" >expect &&
 	holt diff -t st --stat >actual &&
+	test_cmp expect actual &&
+	git -C copy diff --cached -M "$(git_base st)" >expect &&
+	holt diff -t st >actual &&
 	test_cmp expect actual
 '
 
