@@ -928,6 +928,49 @@ add_mode(cJSON *o, const char *key, uint32_t mode)
 	cJSON_AddStringToObject(o, key, m);
 }
 
+/*
+ * Text for JSON: valid UTF-8, each invalid byte replaced by U+FFFD (a file
+ * in Latin-1 still diffs as text). Caller frees.
+ */
+static char *
+git_utf8(const char *p, size_t len)
+{
+	struct buf		 b = BUF_INIT;
+	const unsigned char	*s = (const unsigned char *)p;
+	size_t			 i = 0, n, k;
+	uint32_t		 cp;
+
+	while (i < len) {
+		if (s[i] < 0x80) {
+			buf_addc(&b, (char)s[i++]);
+			continue;
+		}
+		if (s[i] >= 0xc2 && s[i] <= 0xdf)
+			n = 1, cp = s[i] & 0x1f;
+		else if (s[i] >= 0xe0 && s[i] <= 0xef)
+			n = 2, cp = s[i] & 0x0f;
+		else if (s[i] >= 0xf0 && s[i] <= 0xf4)
+			n = 3, cp = s[i] & 0x07;
+		else
+			n = 0, cp = 0;
+		for (k = 1; n != 0 && k <= n; k++) {
+			if (i + k >= len || (s[i + k] & 0xc0) != 0x80)
+				break;
+			cp = (cp << 6) | (s[i + k] & 0x3f);
+		}
+		if (n == 0 || k <= n || (n == 2 && cp < 0x800) ||
+		    (n == 3 && (cp < 0x10000 || cp > 0x10ffff)) ||
+		    (cp >= 0xd800 && cp <= 0xdfff)) {
+			buf_add(&b, "\xef\xbf\xbd", 3);
+			i++;
+			continue;
+		}
+		buf_add(&b, s + i, n + 1);
+		i += n + 1;
+	}
+	return buf_detach(&b, NULL);
+}
+
 static cJSON *
 git_patch_json(git_patch *patch)
 {
@@ -940,10 +983,12 @@ git_patch_json(git_patch *patch)
 	int			 binary;
 
 	f = cJSON_CreateObject();
-	cJSON_AddStringToObject(f, "path", d->new_file.path != NULL ?
-	    d->new_file.path : d->old_file.path);
-	cJSON_AddStringToObject(f, "old_path", d->old_file.path != NULL ?
-	    d->old_file.path : d->new_file.path);
+	text = git_utf8(d->new_file.path, strlen(d->new_file.path));
+	cJSON_AddStringToObject(f, "path", text);
+	free(text);
+	text = git_utf8(d->old_file.path, strlen(d->old_file.path));
+	cJSON_AddStringToObject(f, "old_path", text);
+	free(text);
 	cJSON_AddStringToObject(f, "status", git_status_name(d->status));
 	binary = (d->flags & GIT_DIFF_FLAG_BINARY) != 0;
 	cJSON_AddBoolToObject(f, "binary", binary);
@@ -978,7 +1023,7 @@ git_patch_json(git_patch *patch)
 			origin[0] = l->origin;
 			origin[1] = '\0';
 			cJSON_AddStringToObject(lj, "origin", origin);
-			text = xstrndup(l->content, l->content_len > 0 &&
+			text = git_utf8(l->content, l->content_len > 0 &&
 			    l->content[l->content_len - 1] == '\n' ?
 			    l->content_len - 1 : l->content_len);
 			cJSON_AddStringToObject(lj, "text", text);

@@ -65,6 +65,7 @@ int	 git_import(const char *src, const char *workspace_dir,
  *    "old_lines","new_start","new_lines","lines":[{"origin":" |+|-",
  *    "text"}]}]}]}
  * Modes are octal strings ("100644", "100755", "120000"; "" when absent).
+ * Paths and texts are valid UTF-8: an invalid byte becomes U+FFFD.
  */
 cJSON	*git_diff(const char *workspace, const char *base, char **cause);
 

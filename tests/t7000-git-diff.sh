@@ -172,6 +172,17 @@ test_expect_success 'holt diff and --stat are git'"'"'s: renames in directories,
 	test_cmp expect actual
 '
 
+test_expect_success 'holt diff --json is valid UTF-8 for a Latin-1 file' '
+	ws=$(git_ws st) &&
+	printf "caf\351 cr\350me\n" >"$ws/latin1.txt" &&
+	holt diff -t st --json >l.json &&
+	json_q "
+f = [x for x in d[\"files\"] if x[\"path\"] == \"latin1.txt\"][0]
+assert f[\"hunks\"][0][\"lines\"][0][\"text\"] == \"caf\\ufffd cr\\ufffdme\", f
+" <l.json &&
+	rm "$ws/latin1.txt"
+'
+
 test_expect_success 'holt diff: an unknown session is exit 2, a bad option too' '
 	test_expect_code 2 holt diff -t nosuch 2>err &&
 	grep "session .nosuch.: no such session" err &&
