@@ -1005,7 +1005,7 @@ git_patch_json(git_patch *patch)
 		if (git_patch_get_hunk(&h, &nl, patch, i) != 0)
 			break;
 		hj = cJSON_CreateObject();
-		text = xstrndup(h->header, strcspn(h->header, "\n"));
+		text = git_utf8(h->header, strcspn(h->header, "\n"));
 		cJSON_AddStringToObject(hj, "header", text);
 		free(text);
 		cJSON_AddNumberToObject(hj, "old_start", h->old_start);
