@@ -287,6 +287,7 @@ model_anthropic_event(struct model_stream *ms, const struct sse_event *ev)
 				s->input = json_print(v);
 			}
 		} else if (dtype != NULL && strcmp(dtype, "text") == 0) {
+			s->text = 1;
 			v = cJSON_GetObjectItemCaseSensitive(cb, "text");
 			if (cJSON_IsString(v))
 				model_stream_text(ms, v->valuestring,
@@ -310,13 +311,14 @@ model_anthropic_event(struct model_stream *ms, const struct sse_event *ev)
 		} else if (strcmp(dtype, "input_json_delta") == 0) {
 			v = cJSON_GetObjectItemCaseSensitive(delta,
 			    "partial_json");
-			if (!s->tool)
+			if (s->text)
 				rc = model_stream_fail(ms, MODEL_ERR_STREAM,
 				    "anthropic: malformed stream: event %lu: "
-				    "input_json_delta for a block that is not "
-				    "tool_use", ms->nevents);
-			else if (cJSON_IsString(v))
+				    "input_json_delta for a text block",
+				    ms->nevents);
+			else if (s->tool && cJSON_IsString(v))
 				buf_adds(&s->args, v->valuestring);
+			/* server_tool_use ...: run by the API, not ours */
 		}
 		/* thinking_delta, signature_delta ...: not ours */
 	} else if (strcmp(type, "content_block_stop") == 0) {

@@ -22,6 +22,7 @@ enum model_kind {
 struct model_slot {		/* a tool call being assembled */
 	int		 index;		/* provider's index (tool / content block) */
 	int		 tool;		/* anthropic: a tool_use block */
+	int		 text;		/* anthropic: a text block */
 	char		*id;
 	char		*name;
 	struct buf	 args;		/* JSON text, in pieces */

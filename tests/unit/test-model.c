@@ -351,6 +351,52 @@ test_big_event(void **state)
 	buf_release(&deltas);
 }
 
+/* Blocks the API runs itself (server_tool_use) are not tool calls. */
+static void
+test_anthropic_server_tools(void **state)
+{
+	struct model_stream	*ms;
+	struct model_reply	*r;
+	struct buf		 deltas = BUF_INIT;
+	enum model_error	 err;
+	char			*cause = NULL;
+	const char		*s =
+	    "event: message_start\ndata: {\"type\":\"message_start\","
+	    "\"message\":{}}\n\n"
+	    "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+	    "\"index\":0,\"content_block\":{\"type\":\"server_tool_use\","
+	    "\"id\":\"s\",\"name\":\"web_search\",\"input\":{}}}\n\n"
+	    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+	    "\"index\":0,\"delta\":{\"type\":\"input_json_delta\","
+	    "\"partial_json\":\"{\\\"query\\\": \\\"x\\\"}\"}}\n\n"
+	    "event: content_block_stop\ndata: {\"type\":\"content_block_stop\","
+	    "\"index\":0}\n\n"
+	    "event: content_block_start\ndata: {\"type\":\"content_block_start\","
+	    "\"index\":1,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}"
+	    "\n\nevent: content_block_delta\ndata: {\"type\":"
+	    "\"content_block_delta\",\"index\":1,\"delta\":{\"type\":"
+	    "\"text_delta\",\"text\":\"found\"}}\n\n"
+	    "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":"
+	    "{\"stop_reason\":\"end_turn\"}}\n\nevent: message_stop\ndata: "
+	    "{\"type\":\"message_stop\"}\n\n";
+
+	assert_int_equal(run(MODEL_ANTHROPIC, s, strlen(s), 9, &deltas, &ms,
+	    &r, &err, &cause), 0);
+	assert_string_equal(r->text, "found");
+	assert_int_equal(cJSON_GetArraySize(r->tool_calls), 0);
+	model_stream_free(ms);
+	buf_release(&deltas);
+
+	expect_error(MODEL_ANTHROPIC, "event: message_start\ndata: {\"type\":"
+	    "\"message_start\",\"message\":{}}\n\nevent: content_block_start\n"
+	    "data: {\"type\":\"content_block_start\",\"index\":0,"
+	    "\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n"
+	    "event: content_block_delta\ndata: {\"type\":\"content_block_delta\","
+	    "\"index\":0,\"delta\":{\"type\":\"input_json_delta\","
+	    "\"partial_json\":\"{\"}}\n\n", MODEL_ERR_STREAM,
+	    "input_json_delta for a text block");
+}
+
 static void
 test_price(void **state)
 {
@@ -590,6 +636,7 @@ main(void)
 		cmocka_unit_test(test_broken_streams),
 		cmocka_unit_test(test_whole_replies),
 		cmocka_unit_test(test_big_event),
+		cmocka_unit_test(test_anthropic_server_tools),
 		cmocka_unit_test(test_price),
 		cmocka_unit_test(test_openai_refusal),
 		cmocka_unit_test(test_openai_body),
