@@ -463,16 +463,17 @@ srv_do_attach(struct srv_client *c, const cJSON *req)
 		free(cause);
 		cause = NULL;
 	}
-	events = eventlog_read(s->name, &warning, &cause);
+	last = (int)json_num(req, "last", SNAPSHOT_DEFAULT);
+	if (last < 0)
+		last = SNAPSHOT_DEFAULT;
+	events = eventlog_read_last(s->name, last == 0 ? 1 : (size_t)last,
+	    &warning, &cause);
 	if (events == NULL) {
 		srv_reply_error(c, "%s", cause);
 		free(cause);
 		return;
 	}
 	free(warning);
-	last = (int)json_num(req, "last", SNAPSHOT_DEFAULT);
-	if (last < 0)
-		last = SNAPSHOT_DEFAULT;
 	for (skip = cJSON_GetArraySize(events) - last; skip > 0; skip--) {
 		ev = cJSON_DetachItemFromArray(events, 0);
 		cJSON_Delete(ev);

@@ -322,8 +322,15 @@ eventlog_append(struct eventlog *el, cJSON *ev, int sync)
 cJSON *
 eventlog_read(const char *name, char **warning, char **cause)
 {
-	char		*dir, *path, *data, *line, *next;
-	size_t		 len;
+	return eventlog_read_last(name, 0, warning, cause);
+}
+
+cJSON *
+eventlog_read_last(const char *name, size_t last, char **warning,
+    char **cause)
+{
+	char		*dir, *path, *data, *line, *next, *p;
+	size_t		 len, nl = 0;
 	unsigned int	 lineno = 0;
 	cJSON		*all, *ev;
 
@@ -341,7 +348,21 @@ eventlog_read(const char *name, char **warning, char **cause)
 		return NULL;
 	}
 	all = cJSON_CreateArray();
-	for (line = data; line < data + len; line = next) {
+	line = data;
+	if (last != 0 && len > 0) {
+		/* Only the last lines are parsed: attach to a long log is O(last). */
+		for (p = data + len - 1; p > data; p--) {
+			if (p[-1] == '\n' && ++nl >= last) {
+				line = p;
+				break;
+			}
+		}
+		if (line != data) {
+			for (p = data; p < line; p++)
+				lineno += *p == '\n';
+		}
+	}
+	for (; line < data + len; line = next) {
 		lineno++;
 		if ((next = memchr(line, '\n', (size_t)(data + len - line))) == NULL) {
 			*warning = xprintf("%s:%u: dropped a torn last line",

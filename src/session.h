@@ -41,6 +41,9 @@ uint64_t eventlog_last_seq(struct eventlog *);
  * line elsewhere is an error naming the file and line.
  */
 cJSON	*eventlog_read(const char *name, char **warning, char **cause);
+/* The same for the last N events only (0: all), parsing no more than those. */
+cJSON	*eventlog_read_last(const char *name, size_t last, char **warning,
+	     char **cause);
 /* One-shot append for other processes (holt pr): open, append, sync, close. */
 int	 session_event_append(const char *name, const char *type, cJSON *fields,
 	     char **cause);

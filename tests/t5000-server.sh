@@ -87,12 +87,12 @@ test_expect_success BWRAP 'two clients: one approves, both see who decided; read
 	test_wait_for 100 "holt ls | grep \"^s3 .*waiting\"" &&
 	id=$(holt log -t s3 --json | sed -n "s/.*approval.needed.*\"request_id\":\"\([^\"]*\)\".*/\1/p") &&
 	test -n "$id" &&
-	{ $PROTO --wait 3 "$SOCK" send "{\"type\":\"hello\",\"version\":1}" \
+	{ $PROTO --wait 8 "$SOCK" send "{\"type\":\"hello\",\"version\":1}" \
 		"{\"type\":\"attach\",\"session\":\"s3\",\"readonly\":true}" \
 		"{\"type\":\"approve\",\"session\":\"s3\",\"request_id\":\"$id\",\"decision\":\"allow\"}" >ro & } &&
-	{ $PROTO --wait 3 "$SOCK" send "{\"type\":\"hello\",\"version\":1}" \
+	{ $PROTO --wait 8 "$SOCK" send "{\"type\":\"hello\",\"version\":1}" \
 		"{\"type\":\"attach\",\"session\":\"s3\"}" >watcher & } &&
-	sleep 1 &&
+	test_wait_for 100 "grep -q read-only ro && grep -q snapshot watcher" &&
 	holt approve -t s3 --id "$id" allow &&
 	wait &&
 	grep "read-only" ro &&
@@ -105,7 +105,7 @@ test_expect_success BWRAP 'two clients: one approves, both see who decided; read
 
 test_expect_success 'bad clients are dropped; the server goes on serving' '
 	for kind in random huge half before-hello not-json; do
-		$PROTO --wait 1 "$SOCK" garbage $kind >g.$kind 2>&1
+		$PROTO --wait 5 --until closed "$SOCK" garbage $kind >g.$kind 2>&1
 	done &&
 	grep closed g.random && grep closed g.huge && grep closed g.before-hello &&
 	grep closed g.not-json &&

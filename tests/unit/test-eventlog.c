@@ -54,6 +54,13 @@ test_append_and_read(void **state)
 	assert_null(warning);
 	assert_int_equal(cJSON_GetArraySize(all), 5);
 	cJSON_Delete(all);
+	all = eventlog_read_last("s", 2, &warning, &cause);
+	assert_int_equal(cJSON_GetArraySize(all), 2);
+	assert_int_equal(json_num(cJSON_GetArrayItem(all, 0), "seq", 0), 4);
+	cJSON_Delete(all);
+	all = eventlog_read_last("s", 50, &warning, &cause);
+	assert_int_equal(cJSON_GetArraySize(all), 5);
+	cJSON_Delete(all);
 
 	/* Another process appended meanwhile: seq carries on from the file. */
 	assert_int_equal(session_event_append("s", "error", NULL, &cause), -1);
