@@ -70,8 +70,8 @@ static const char policy_defaults[] =
     "|describe)(?!.*\\s--(output|ext-diff|textconv)(=|\\s|$))(\\s|$)\n"
     "allow ^git branch(\\s+(-a|-r|-v|-vv|--list|--show-current|--all"
     "|--remotes))*$\n"
-    "# writes: anywhere in the workspace but its .git\n"
-    "write-ask ^\\.git(/|$)\n"
+    "# writes: anywhere in the workspace but its .git and .holt\n"
+    "write-ask ^\\.(git|holt)(/|$)\n"
     "write-allow ^\n";
 
 /* Names whose prefix assignment (NAME=v cmd) changes nothing that matters. */
