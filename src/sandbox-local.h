@@ -20,6 +20,10 @@ struct sandbox {
 };
 
 int	 sandbox_is_id(const char *);
+int	 sandbox_name_ok(const char *);
+struct sandbox *sandbox_load(const char *id, char **cause);
+pid_t	 sandbox_pid(struct sandbox *);	/* envd's host pid if alive, else 0 */
+int	 sandbox_proc_stat(pid_t, char *state, unsigned long long *start);
 char	*sandbox_path(struct sandbox *, const char *rel);	/* caller frees */
 int	 sandbox_sockaddr(struct sandbox *, struct sockaddr_un *, int *dirfd);
 int	 sandbox_socket_alive(struct sandbox *);

@@ -1,7 +1,9 @@
 /*
  * sandbox.c: sandboxes on disk (DESIGN 3): ids and names, meta.json, state
  * derived from the run/ directory, and the control socket's client end.
- * Launching, stopping and freezing the processes is sandbox-local.c.
+ * Creating is sandbox-create.c; launching, stopping and freezing the
+ * processes is sandbox-local.c. Nothing here needs those, so a front end
+ * that only talks to running sandboxes links without them.
  *
  * data/sandboxes/<id>/
  *	meta.json	id, name, created, provider, net, limits (atomic writes)
@@ -50,7 +52,7 @@ sandbox_is_id(const char *s)
 	return 1;
 }
 
-static int
+int
 sandbox_name_ok(const char *s)
 {
 	size_t	 i;
@@ -74,7 +76,7 @@ sandbox_path(struct sandbox *sb, const char *rel)
 	return paths_join(sb->dir, rel);
 }
 
-static struct sandbox *
+struct sandbox *
 sandbox_load(const char *id, char **cause)
 {
 	struct sandbox	*sb;
@@ -370,6 +372,60 @@ sandbox_socket_alive(struct sandbox *sb)
 	return ok;
 }
 
+/* State and start time of a process; -1 if gone. */
+int
+sandbox_proc_stat(pid_t pid, char *state, unsigned long long *start)
+{
+	char	 path[64], data[1024], *p;
+	int	 fd, i;
+	ssize_t	 n;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	n = read(fd, data, sizeof data - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	data[n] = '\0';
+	if ((p = strrchr(data, ')')) == NULL || p[1] == '\0')
+		return -1;
+	p += 2;
+	*state = *p;
+	for (i = 0; i < 19 && p != NULL; i++) {
+		if ((p = strchr(p, ' ')) != NULL)
+			p++;
+	}
+	if (p == NULL)
+		return -1;
+	*start = strtoull(p, NULL, 10);
+	return 0;
+}
+
+/* envd's host pid if it is alive and really ours (not a reused pid). */
+pid_t
+sandbox_pid(struct sandbox *sb)
+{
+	char			*path, *data, st;
+	long			 pid;
+	unsigned long long	 start, now;
+
+	path = sandbox_path(sb, "run/envd.pid");
+	data = file_read(path, NULL, 256);
+	free(path);
+	if (data == NULL)
+		return 0;
+	if (sscanf(data, "%ld %llu", &pid, &start) != 2 || pid <= 1) {
+		free(data);
+		return 0;
+	}
+	free(data);
+	if (sandbox_proc_stat((pid_t)pid, &st, &now) != 0 || now != start ||
+	    st == 'Z')
+		return 0;
+	return (pid_t)pid;
+}
+
 enum sandbox_state
 sandbox_state(struct sandbox *sb)
 {
@@ -377,7 +433,7 @@ sandbox_state(struct sandbox *sb)
 	struct stat	 st;
 	int		 paused;
 
-	if (sandbox_local_pid(sb) <= 0)
+	if (sandbox_pid(sb) <= 0)
 		return SANDBOX_STOPPED;
 	if (!sandbox_socket_alive(sb))
 		return SANDBOX_STOPPED;
@@ -456,7 +512,7 @@ sandbox_connect(struct sandbox *sb, char **cause)
 	int		 paused, fd;
 
 	/* As sandbox_state, but the connect that checks is the one we keep. */
-	if (sandbox_local_pid(sb) > 0) {
+	if (sandbox_pid(sb) > 0) {
 		path = sandbox_path(sb, "run/paused");
 		paused = stat(path, &st) == 0;
 		free(path);
@@ -476,145 +532,3 @@ sandbox_connect(struct sandbox *sb, char **cause)
 	return -1;
 }
 
-static void
-sandbox_new_id(char *id, size_t len)
-{
-	unsigned char	 r[6];
-	size_t		 i;
-
-	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
-		fatal("getrandom");
-	xstrlcpy(id, "sbx-", len);
-	for (i = 0; i < sizeof r; i++)
-		snprintf(id + 4 + 2 * i, len - 4 - 2 * i, "%02x", r[i]);
-}
-
-struct sandbox *
-sandbox_create(const struct sandbox_opts *o, char **cause)
-{
-	struct sandbox	**list, *sb;
-	char		  id[32], *dir, *path, *now, *json;
-	size_t		  n, i;
-	int		  fd, dfd, rc;
-	cJSON		 *meta, *limits;
-	const char	 *subs[] = { "workspace", "home", "run", "run/envd" };
-
-	if (o->name != NULL) {
-		if (!sandbox_name_ok(o->name)) {
-			*cause = xprintf("name '%s': use letters, digits, '-', "
-			    "'_' and '.' (at most 64, not starting with sbx-)",
-			    o->name);
-			return NULL;
-		}
-		list = sandbox_list(&n);
-		for (i = 0; i < n; i++) {
-			if (strcmp(list[i]->name, o->name) == 0) {
-				*cause = xprintf("name '%s': already used by "
-				    "sandbox '%s'", o->name, list[i]->id);
-				sandbox_list_free(list, n);
-				return NULL;
-			}
-		}
-		sandbox_list_free(list, n);
-	}
-	if (file_mkdir_p(paths_sandboxes_dir(), 0700) != 0) {
-		*cause = xprintf("%s: %s", paths_sandboxes_dir(),
-		    strerror(errno));
-		return NULL;
-	}
-	do {
-		sandbox_new_id(id, sizeof id);
-		dir = paths_join(paths_sandboxes_dir(), id);
-		if (mkdir(dir, 0700) == 0)
-			break;
-		if (errno != EEXIST) {
-			*cause = xprintf("%s: %s", dir, strerror(errno));
-			free(dir);
-			return NULL;
-		}
-		free(dir);
-	} while (1);
-	for (i = 0; i < nitems(subs); i++) {
-		path = paths_join(dir, subs[i]);
-		if (mkdir(path, 0700) != 0) {
-			*cause = xprintf("%s: %s", path, strerror(errno));
-			free(path);
-			file_rm_rf(dir);
-			free(dir);
-			return NULL;
-		}
-		free(path);
-	}
-
-	meta = cJSON_CreateObject();
-	cJSON_AddStringToObject(meta, "id", id);
-	cJSON_AddStringToObject(meta, "name", o->name != NULL ? o->name : "");
-	now = json_time_now();
-	cJSON_AddStringToObject(meta, "created", now);
-	free(now);
-	cJSON_AddStringToObject(meta, "provider", "local");
-	cJSON_AddStringToObject(meta, "net", o->net ? "on" : "off");
-	limits = cJSON_AddObjectToObject(meta, "limits");
-	cJSON_AddNumberToObject(limits, "memory", (double)o->memory);
-	cJSON_AddNumberToObject(limits, "pids", o->pids);
-	/*
-	 * meta.json is written now and made durable (fsync of the file and
-	 * the directory) while bubblewrap starts: the two overlap, and create
-	 * returns only once both are done.
-	 */
-	path = paths_join(dir, "meta.json");
-	json = cJSON_Print(meta);
-	cJSON_Delete(meta);
-	if (json == NULL)
-		fatalx("out of memory (json)");
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (fd == -1 || file_write_all(fd, json, strlen(json)) != 0) {
-		*cause = xprintf("%s: %s", path, strerror(errno));
-		if (fd != -1)
-			close(fd);
-		cJSON_free(json);
-		free(path);
-		file_rm_rf(dir);
-		free(dir);
-		return NULL;
-	}
-	cJSON_free(json);
-	free(path);
-
-	if ((sb = sandbox_load(id, cause)) == NULL) {
-		close(fd);
-		free(dir);
-		return NULL;
-	}
-	rc = sandbox_start(sb, cause);
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fsync(fd) != 0 || dfd == -1 || fsync(dfd) != 0)
-		log_warn("%s", dir);
-	close(fd);
-	if (dfd != -1)
-		close(dfd);
-	free(dir);
-	if (rc != 0) {
-		/* A sandbox that never ran is not kept half-made. */
-		path = NULL;
-		sandbox_stop(sb, &path);
-		free(path);
-		file_rm_rf(sb->dir);
-		sandbox_free(sb);
-		return NULL;
-	}
-	sandbox_touch(sb);
-	return sb;
-}
-
-int
-sandbox_rm(struct sandbox *sb, char **cause)
-{
-	if (sandbox_stop(sb, cause) != 0)
-		return -1;
-	if (file_rm_rf(sb->dir) != 0) {
-		*cause = xprintf("%s: %s", sb->dir, strerror(errno));
-		return -1;
-	}
-	return 0;
-}

@@ -1,0 +1,160 @@
+/*
+ * sandbox-create.c: making a new sandbox (id, directories, meta.json, then
+ * the first start) and deleting one. Apart from sandbox.c because it
+ * starts processes (sandbox-local.c), which the light front end never
+ * links.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+#include "sandbox-local.h"
+
+static void
+sandbox_new_id(char *id, size_t len)
+{
+	unsigned char	 r[6];
+	size_t		 i;
+
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		fatal("getrandom");
+	xstrlcpy(id, "sbx-", len);
+	for (i = 0; i < sizeof r; i++)
+		snprintf(id + 4 + 2 * i, len - 4 - 2 * i, "%02x", r[i]);
+}
+
+struct sandbox *
+sandbox_create(const struct sandbox_opts *o, char **cause)
+{
+	struct sandbox	**list, *sb;
+	char		  id[32], *dir, *path, *now, *json;
+	size_t		  n, i;
+	int		  fd, dfd, rc;
+	cJSON		 *meta, *limits;
+	const char	 *subs[] = { "workspace", "home", "run", "run/envd" };
+
+	if (o->name != NULL) {
+		if (!sandbox_name_ok(o->name)) {
+			*cause = xprintf("name '%s': use letters, digits, '-', "
+			    "'_' and '.' (at most 64, not starting with sbx-)",
+			    o->name);
+			return NULL;
+		}
+		list = sandbox_list(&n);
+		for (i = 0; i < n; i++) {
+			if (strcmp(list[i]->name, o->name) == 0) {
+				*cause = xprintf("name '%s': already used by "
+				    "sandbox '%s'", o->name, list[i]->id);
+				sandbox_list_free(list, n);
+				return NULL;
+			}
+		}
+		sandbox_list_free(list, n);
+	}
+	if (file_mkdir_p(paths_sandboxes_dir(), 0700) != 0) {
+		*cause = xprintf("%s: %s", paths_sandboxes_dir(),
+		    strerror(errno));
+		return NULL;
+	}
+	do {
+		sandbox_new_id(id, sizeof id);
+		dir = paths_join(paths_sandboxes_dir(), id);
+		if (mkdir(dir, 0700) == 0)
+			break;
+		if (errno != EEXIST) {
+			*cause = xprintf("%s: %s", dir, strerror(errno));
+			free(dir);
+			return NULL;
+		}
+		free(dir);
+	} while (1);
+	for (i = 0; i < nitems(subs); i++) {
+		path = paths_join(dir, subs[i]);
+		if (mkdir(path, 0700) != 0) {
+			*cause = xprintf("%s: %s", path, strerror(errno));
+			free(path);
+			file_rm_rf(dir);
+			free(dir);
+			return NULL;
+		}
+		free(path);
+	}
+
+	meta = cJSON_CreateObject();
+	cJSON_AddStringToObject(meta, "id", id);
+	cJSON_AddStringToObject(meta, "name", o->name != NULL ? o->name : "");
+	now = json_time_now();
+	cJSON_AddStringToObject(meta, "created", now);
+	free(now);
+	cJSON_AddStringToObject(meta, "provider", "local");
+	cJSON_AddStringToObject(meta, "net", o->net ? "on" : "off");
+	limits = cJSON_AddObjectToObject(meta, "limits");
+	cJSON_AddNumberToObject(limits, "memory", (double)o->memory);
+	cJSON_AddNumberToObject(limits, "pids", o->pids);
+	/*
+	 * meta.json is written now and made durable (fsync of the file and
+	 * the directory) while bubblewrap starts: the two overlap, and create
+	 * returns only once both are done.
+	 */
+	path = paths_join(dir, "meta.json");
+	json = cJSON_Print(meta);
+	cJSON_Delete(meta);
+	if (json == NULL)
+		fatalx("out of memory (json)");
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd == -1 || file_write_all(fd, json, strlen(json)) != 0) {
+		*cause = xprintf("%s: %s", path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		cJSON_free(json);
+		free(path);
+		file_rm_rf(dir);
+		free(dir);
+		return NULL;
+	}
+	cJSON_free(json);
+	free(path);
+
+	if ((sb = sandbox_load(id, cause)) == NULL) {
+		close(fd);
+		free(dir);
+		return NULL;
+	}
+	rc = sandbox_start(sb, cause);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fsync(fd) != 0 || dfd == -1 || fsync(dfd) != 0)
+		log_warn("%s", dir);
+	close(fd);
+	if (dfd != -1)
+		close(dfd);
+	free(dir);
+	if (rc != 0) {
+		/* A sandbox that never ran is not kept half-made. */
+		path = NULL;
+		sandbox_stop(sb, &path);
+		free(path);
+		file_rm_rf(sb->dir);
+		sandbox_free(sb);
+		return NULL;
+	}
+	sandbox_touch(sb);
+	return sb;
+}
+
+int
+sandbox_rm(struct sandbox *sb, char **cause)
+{
+	if (sandbox_stop(sb, cause) != 0)
+		return -1;
+	if (file_rm_rf(sb->dir) != 0) {
+		*cause = xprintf("%s: %s", sb->dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
