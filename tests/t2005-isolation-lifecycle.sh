@@ -21,7 +21,7 @@ b=$(cat sbx-b 2>/dev/null)
 test_expect_success 'a setsid'"'"'d daemon outlives its command' '
 	attack "$a" daemon $m-daemon 120 >out &&
 	grep "^daemon: [0-9]" out &&
-	test_wait_for 30 "test -n \"\$(host_pids $m-daemon)\"" &&
+	test_wait_for 100 "test -n \"\$(host_pids $m-daemon)\"" &&
 	sleep 0.3 &&
 	test -n "$(host_pids $m-daemon)"
 '
@@ -30,8 +30,8 @@ test_expect_success 'stop leaves no process behind' '
 	read envd start <"$HOLT_HOME/data/sandboxes/$a/run/envd.pid" &&
 	kill -0 $envd &&
 	holt sandbox stop "$a" &&
-	test_wait_for 50 "! kill -0 $envd" &&
-	test_wait_for 50 "test -z \"\$(host_pids $m-daemon)\"" &&
+	test_wait_for 100 "! kill -0 $envd" &&
+	test_wait_for 100 "test -z \"\$(host_pids $m-daemon)\"" &&
 	holt sandbox ls >ls &&
 	grep "$a.*stopped" ls
 '
@@ -40,21 +40,21 @@ test_expect_success 'a supervised service is ended by stop, back on start' '
 	holt sandbox start "$a" &&
 	holt sandbox service "$a" create svc -- \
 		/workspace/holt-attack sleep $m-svc 600 &&
-	test_wait_for 50 "test -n \"\$(host_pids $m-svc)\"" &&
+	test_wait_for 100 "test -n \"\$(host_pids $m-svc)\"" &&
 	holt sandbox stop "$a" &&
-	test_wait_for 50 "test -z \"\$(host_pids $m-svc)\"" &&
+	test_wait_for 100 "test -z \"\$(host_pids $m-svc)\"" &&
 	holt sandbox start "$a" &&
-	test_wait_for 50 "test -n \"\$(host_pids $m-svc)\""
+	test_wait_for 100 "test -n \"\$(host_pids $m-svc)\""
 '
 
 test_expect_success 'rm leaves no process behind, daemon nor service' '
 	attack "$a" daemon $m-rm 120 >out &&
-	test_wait_for 30 "test -n \"\$(host_pids $m-rm)\"" &&
+	test_wait_for 100 "test -n \"\$(host_pids $m-rm)\"" &&
 	read envd start <"$HOLT_HOME/data/sandboxes/$a/run/envd.pid" &&
 	holt sandbox rm "$a" &&
-	test_wait_for 50 "! kill -0 $envd" &&
-	test_wait_for 50 "test -z \"\$(host_pids $m-rm)\"" &&
-	test_wait_for 50 "test -z \"\$(host_pids $m-svc)\"" &&
+	test_wait_for 100 "! kill -0 $envd" &&
+	test_wait_for 100 "test -z \"\$(host_pids $m-rm)\"" &&
+	test_wait_for 100 "test -z \"\$(host_pids $m-svc)\"" &&
 	test_expect_code 2 holt sandbox exec "$a" -- true 2>err &&
 	grep "no such sandbox" err
 '
@@ -69,11 +69,11 @@ test_expect_success 'a timeout kills the command'"'"'s grandchildren' '
 			/workspace/holt-attack sleep $m-timeout 120"
 		echo $? >timeout.rc
 	} &
-	test_wait_for 30 "test \$(host_pids $m-timeout | wc -l) -ge 3" &&
+	test_wait_for 100 "test \$(host_pids $m-timeout | wc -l) -ge 3" &&
 	test_wait_for 100 "test -s timeout.rc" &&
 	echo 124 >expect &&
 	test_cmp expect timeout.rc &&
-	test_wait_for 30 "test -z \"\$(host_pids $m-timeout)\""
+	test_wait_for 100 "test -z \"\$(host_pids $m-timeout)\""
 '
 a=$(cat sbx-a2 2>/dev/null)
 
@@ -90,14 +90,14 @@ test_expect_success 'the timeout really ran: the sandbox still works' '
 test_expect_success 'a timeout kills a daemon the command double-forked' '
 	test_expect_code 124 holt sandbox exec --timeout 2 "$a" -- sh -c "
 		/workspace/holt-attack daemon $m-tdaemon 120; sleep 60" &&
-	test_wait_for 30 "test -z \"\$(host_pids $m-tdaemon)\""
+	test_wait_for 100 "test -z \"\$(host_pids $m-tdaemon)\""
 '
 kill_marked $m-tdaemon
 
 test_expect_success 'two sandboxes: a process of one is invisible to the other' '
 	holt sandbox exec "$a" -- sh -c \
 		"/workspace/holt-attack sleep $m-a 120 >/dev/null 2>&1 &" &&
-	test_wait_for 30 "test -n \"\$(host_pids $m-a)\"" &&
+	test_wait_for 100 "test -n \"\$(host_pids $m-a)\"" &&
 	holt sandbox exec "$a" -- sh -c "cat /proc/[0-9]*/cmdline" >raw-a &&
 	tr "\0" "\n" <raw-a | grep -x $m-a &&
 	holt sandbox exec "$b" -- sh -c "cat /proc/[0-9]*/cmdline" >raw-b &&
