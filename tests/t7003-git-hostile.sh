@@ -58,7 +58,8 @@ outside_accesses() {
 	        chroots += 1
 	        continue
 	    for p in re.findall(r'"(/[^"]*)"', rest):
-	        if p.startswith(ok) or p in (home, binary) or \
+	        if p.startswith(ok) or p == home or \
+	            (p.startswith(binary) and "/" not in p[len(binary):]) or \
 	            (trash + "/").startswith(p.rstrip("/") + "/"):
 	            continue	# the system, holt's files, trash's ancestors
 	        if p in (trash + "/.gitconfig", trash + "/.config/git/config"):
