@@ -129,6 +129,28 @@ test_expect_success TMUX 'the input line sends a message; Esc interrupts' '
 	sent_wait "type=interrupt"
 '
 
+test_expect_success TMUX 'Up and Down walk the history of sent messages' '
+	tui_keys a C-b 4 &&
+	tui_gone a "^· third" &&
+	tui_keys a Up &&
+	tui_wait a "^· third" &&
+	tui_wait a "^· second line" &&
+	tui_keys a Down &&
+	tui_gone a "^· third" &&
+	tui_wait a "^> message the agent"
+'
+
+test_expect_success TMUX 'C-b and the arrows move the focus between panes' '
+	tui_wait a "▾ src/" &&
+	tui_keys a C-b Up C-b Up C-b Left &&
+	tui_keys a Home Enter &&
+	tui_wait a "▸ src/" &&
+	tui_keys a C-b Right C-b Down C-b Down &&
+	tui_keys a "typed" &&
+	tui_wait a "^> typed" &&
+	tui_keys a C-u
+'
+
 test_expect_success TMUX 'a second screen on the session sees the same events' '
 	tui_start b -t s &&
 	tui_wait b "The week number is off by one" &&

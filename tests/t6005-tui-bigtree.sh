@@ -61,7 +61,7 @@ test_expect_success TMUX 'memory stays sane' '
 	pid=$($TUI_TMUX list-panes -t a -F "#{pane_pid}") &&
 	rss=$(awk "/^VmRSS:/ { print \$2 }" /proc/$(pgrep -P "$pid" -f tui-attach)/status) &&
 	echo "rss $rss kB" &&
-	test "$rss" -lt 40960
+	test "$rss" -lt 49152
 '
 
 test_done

@@ -1196,6 +1196,15 @@ tui_read_keys(struct tui *t)
 		if (key == 27) {
 			/* Alt sends Esc and the key together. */
 			rc = get_wch(&wc);
+			if (rc == OK && (wc == '[' || wc == 'O')) {
+				/* A key sequence curses did not know, or
+				 * one torn by a slow link: drop it whole
+				 * rather than type its letters. */
+				while ((rc = get_wch(&wc)) == OK &&
+				    !(wc >= 0x40 && wc <= 0x7e))
+					;
+				continue;
+			}
 			if (rc == OK)
 				key = KEYC_META | (int)wc;
 			else if (rc == KEY_CODE_YES)
@@ -1219,6 +1228,36 @@ tui_resize(struct tui *t)
 	    ws.ws_row > 0)
 		resizeterm(ws.ws_row, ws.ws_col);
 	t->layout_dirty = 1;
+}
+
+/*
+ * Terminals send cursor keys in normal or application mode whatever their
+ * terminfo entry says (tmux, screen, ssh from another terminal): know both.
+ */
+static void
+tui_define_keys(void)
+{
+	static const struct {
+		const char	*seq;
+		int		 key;
+	} keys[] = {
+		{ "\033[A", KEY_UP }, { "\033[B", KEY_DOWN },
+		{ "\033[C", KEY_RIGHT }, { "\033[D", KEY_LEFT },
+		{ "\033OA", KEY_UP }, { "\033OB", KEY_DOWN },
+		{ "\033OC", KEY_RIGHT }, { "\033OD", KEY_LEFT },
+		{ "\033[H", KEY_HOME }, { "\033[F", KEY_END },
+		{ "\033OH", KEY_HOME }, { "\033OF", KEY_END },
+		{ "\033[1~", KEY_HOME }, { "\033[4~", KEY_END },
+		{ "\033[7~", KEY_HOME }, { "\033[8~", KEY_END },
+		{ "\033[5~", KEY_PPAGE }, { "\033[6~", KEY_NPAGE },
+		{ "\033[3~", KEY_DC }, { "\033[Z", KEY_BTAB },
+	};
+	size_t	 i;
+
+	for (i = 0; i < nitems(keys); i++) {
+		if (key_defined(keys[i].seq) == 0)
+			define_key(keys[i].seq, keys[i].key);
+	}
 }
 
 static int
@@ -1331,7 +1370,9 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 	if (tcgetattr(STDIN_FILENO, &tui_saved_tio) == 0)
 		tui_saved_ok = 1;
 	tui_signals();
-	set_escdelay(25);
+	/* Long enough for a key sequence over a slow link or a loaded
+	 * machine to arrive whole; Esc alone costs this much delay. */
+	set_escdelay(100);
 	if (initscr() == NULL) {
 		*cause = xstrdup("cannot start the screen (is TERM set?)");
 		goto fail;
@@ -1340,6 +1381,7 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 	noecho();
 	nonl();
 	keypad(stdscr, TRUE);
+	tui_define_keys();
 	nodelay(stdscr, TRUE);
 	mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
 	mouseinterval(0);

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -397,6 +398,9 @@ tree_git_thread(void *arg)
 	int		 abandoned;
 
 	tree_git_compute(j);
+	/* A status of a big tree leaves this thread's heap full of freed
+	 * pages; give them back, the screen's RSS is a budget. */
+	malloc_trim(0);
 	pthread_mutex_lock(&j->lock);
 	j->done = 1;
 	abandoned = j->abandoned;
