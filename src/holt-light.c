@@ -19,7 +19,7 @@
 
 extern const struct cmd_entry cmd_ls_entry, cmd_send_entry, cmd_approve_entry,
     cmd_interrupt_entry, cmd_log_entry, cmd_kill_session_entry,
-    cmd_kill_server_entry;
+    cmd_kill_server_entry, cmd_sandbox_light_entry;
 
 static const struct cmd_entry *light_table[] = {
 	&cmd_ls_entry,
@@ -29,6 +29,8 @@ static const struct cmd_entry *light_table[] = {
 	&cmd_log_entry,
 	&cmd_kill_session_entry,
 	&cmd_kill_server_entry,
+	/* exec, sh, put, get, ls...; create and the lifecycle go to holt-full */
+	&cmd_sandbox_light_entry,
 	NULL
 };
 
