@@ -27,9 +27,11 @@
  * be called from a done or error callback, not from delta or retry.
  *
  * Retries: 429, 5xx and connection failures are retried with exponential
- * backoff and jitter (5 tries, waits capped at 30 s, Retry-After honoured);
- * cb->retry tells about each wait. Once a reply has started streaming, a
- * failure is final (MODEL_ERR_STREAM): nothing half-received is kept.
+ * backoff and jitter (5 tries, waits capped at 30 s, Retry-After honoured
+ * up to 120 s, longer is an error at once); cb->retry tells about each
+ * wait. Once a reply has started streaming, a failure is final
+ * (MODEL_ERR_STREAM): tool calls are handed over only whole, so nothing
+ * half-received is kept. A 3xx is not followed (the key stays put).
  * Environment for tests: HOLT_MODEL_BACKOFF_MS (first wait, default 1000),
  * HOLT_MODEL_TRIES (default 5). Timeouts: request_timeout (whole request)
  * and idle_timeout (no byte from the server), seconds, from holt.conf.
@@ -64,7 +66,7 @@ enum model_error {
 	MODEL_ERR_TIMEOUT,	/* request_timeout or idle_timeout */
 	MODEL_ERR_STREAM,	/* malformed or cut reply stream */
 	MODEL_ERR_SCRIPT,	/* script: turn missing or expectation failed */
-	MODEL_ERR_CANCELLED,
+	MODEL_ERR_CANCELLED,	/* not passed: a cancel has no callback */
 	MODEL_ERR_OTHER		/* any other refusal (HTTP 400 ...) */
 };
 
