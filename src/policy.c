@@ -456,6 +456,8 @@ struct pctx {
 	size_t		 ncwds;
 	int		 cwd_unknown;
 	unsigned int	 depth;
+	int		 overflow;	/* more than POLICY_MAX_PARTS */
+	struct pitem	 scratch;	/* where the parts beyond go */
 };
 
 /* A command being normalised: borrowed words plus what was learnt. */
@@ -471,11 +473,24 @@ struct pcmd {
 
 static int policy_norm_line(struct pctx *, const char *, size_t);
 
+static void item_release(struct pitem *);
+
+/*
+ * A new part. Beyond POLICY_MAX_PARTS they are made and thrown away (so
+ * that a line of 300,000 redirections costs no more than its parsing),
+ * and the line asks.
+ */
 static struct pitem *
 item_new(struct pctx *c)
 {
 	struct pitem	*it;
 
+	if (c->nitems >= POLICY_MAX_PARTS) {
+		c->overflow = 1;
+		item_release(&c->scratch);
+		memset(&c->scratch, 0, sizeof c->scratch);
+		return &c->scratch;
+	}
 	if (c->nitems == c->aitems) {
 		c->aitems = c->aitems == 0 ? 8 : c->aitems * 2;
 		c->items = xreallocarray(c->items, c->aitems, sizeof *c->items);
@@ -1952,6 +1967,7 @@ pctx_release(struct pctx *c)
 {
 	size_t	 i;
 
+	item_release(&c->scratch);
 	for (i = 0; i < c->nitems; i++)
 		item_release(&c->items[i]);
 	free(c->items);
@@ -2164,8 +2180,19 @@ static struct policy_result *
 policy_judge(struct policy *p, enum policy_mode mode, struct pctx *c)
 {
 	struct policy_result	*res;
+	struct pitem		*it;
 	size_t			 i, best = 0;
 
+	if (c->overflow) {
+		/* The cap leaves room for this one. */
+		c->overflow = 0;
+		c->nitems = POLICY_MAX_PARTS - 1;
+		item_release(&c->items[c->nitems]);
+		it = item_new(c);
+		item_form(it, xprintf("(more than %d parts)", POLICY_MAX_PARTS));
+		item_problem(it, "the line has more than %d parts",
+		    POLICY_MAX_PARTS);
+	}
 	res = xcalloc(1, sizeof *res);
 	res->verdict = POLICY_ALLOW;
 	if (c->nitems == 0) {

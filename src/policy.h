@@ -107,6 +107,7 @@ void	 policy_dump(struct policy *, FILE *);	/* holt policy show */
 #define POLICY_SHELL_MAX_DEPTH	32	/* nesting of ( { $( ` sh -c ... */
 #define POLICY_SHELL_MAX_CMDS	1024
 #define POLICY_SHELL_MAX_LEN	(1024 * 1024)
+#define POLICY_MAX_PARTS	4096	/* commands and writes of one line */
 
 struct policy_word {
 	char		*text;	/* quotes removed; expansions kept as written */

@@ -522,6 +522,19 @@ test_limits(void **state)
 	assert_int_equal(res->verdict, POLICY_DENY);
 	policy_result_free(res);
 
+	/* Too many parts (writes count): asked, and cheap. */
+	buf_reset(&b);
+	buf_adds(&b, "ls");
+	for (i = 0; i < 200000; i++)
+		buf_adds(&b, " >a");
+	t0 = mono_ms();
+	res = check(p, buf_str(&b));
+	assert_true(mono_ms() - t0 < 2000);
+	assert_int_equal(res->verdict, POLICY_ASK);
+	assert_int_equal(res->nparts, POLICY_MAX_PARTS);
+	assert_non_null(strstr(res->reason, "more than 4096 parts"));
+	policy_result_free(res);
+
 	/* Too many commands, too long a line: asked, not allowed. */
 	buf_reset(&b);
 	for (i = 0; i < POLICY_SHELL_MAX_CMDS + 1; i++)
