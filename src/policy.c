@@ -1896,10 +1896,18 @@ norm_parsed_kind(struct pctx *c, const struct policy_cmd *pcmd)
 	if (pcmd->nwords == 0) {
 		if (pcmd->nassigns == 0)
 			return;
-		/* NAME=value alone: lower-case names are shell variables. */
+		/*
+		 * NAME=value alone: lower-case names are shell variables,
+		 * but for zsh's path, fpath, cdpath and module_path, tied
+		 * to PATH and the like.
+		 */
 		w = 1;
 		for (i = 0; i < pcmd->nassigns; i++) {
 			t = pcmd->assigns[i].text;
+			if (strncmp(t, "path", 4) == 0 || strncmp(t, "fpath", 5) ==
+			    0 || strncmp(t, "cdpath", 6) == 0 ||
+			    strncmp(t, "module_path", 11) == 0)
+				w = 0;
 			while (*t != '=' && *t != '[' && *t != '+' && *t != '\0') {
 				if (!islower((unsigned char)*t) && *t != '_' &&
 				    !isdigit((unsigned char)*t))
