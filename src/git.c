@@ -76,9 +76,17 @@ git_errmsg(void)
 static void
 git_set_cause(char **cause, const char *fmt, const char *arg)
 {
-	char	*m = git_errmsg();
+	char	*m = git_errmsg(), *c;
 
 	*cause = xprintf(fmt, arg, m);
+	if (strstr(m, "index.lock") != NULL ||
+	    strstr(m, "index is locked") != NULL) {
+		/* The agent's own git holds the index, or died holding it. */
+		c = xprintf("%s (git in the sandbox is using the index; try "
+		    "again, or remove .git/index.lock if nothing is)", *cause);
+		free(*cause);
+		*cause = c;
+	}
 	free(m);
 }
 
@@ -1945,6 +1953,11 @@ git_commit_all_impl(const char *ws, const char *base, const char *message,
 		rc = 0;
 		goto out;
 	}
+	/* The index first: if it is locked, nothing has happened yet. */
+	if (git_index_write(idx) != 0) {
+		git_set_cause(cause, "workspace '%s': index: %s", ws);
+		goto out;
+	}
 	parents[0] = parent;
 	if (git_tree_lookup(&tree, repo, &toid) != 0 ||
 	    git_signature_now(&sig, name, email) != 0 ||
@@ -1964,10 +1977,6 @@ git_commit_all_impl(const char *ws, const char *base, const char *message,
 		    &coid, 1, "holt commit");
 	else
 		git_repository_set_head_detached(repo, &coid);
-	if (git_index_write(idx) != 0) {
-		git_set_cause(cause, "workspace '%s': index: %s", ws);
-		goto out;
-	}
 	git_oid_tostr(hex, sizeof hex, &coid);
 	*commit = xstrdup(hex);
 	rc = 1;

@@ -319,6 +319,20 @@ test_expect_success 'holt commit: author from --author, message, HEAD moves' '
 	test "$(git_tool has-changes "$ws")" = no
 '
 
+test_expect_success 'holt commit: a locked index says what to do' '
+	ws=$(git_ws s2) &&
+	echo locked >>"$ws/mod.txt" &&
+	: >"$ws/.git/index.lock" &&
+	head=$(git -C "$ws" rev-parse HEAD) &&
+	test_expect_code 1 holt commit -t s2 -m locked 2>err &&
+	grep "remove .git/index.lock if nothing is" err &&
+	test "$(git -C "$ws" rev-parse HEAD)" = "$head" &&
+	rm "$ws/.git/index.lock" &&
+	holt commit -t s2 -m locked &&
+	git -C "$ws" log -1 --format=%s >subject &&
+	echo locked >expect && test_cmp expect subject
+'
+
 test_expect_success 'holt commit: nothing to commit is an error' '
 	test_expect_code 1 holt commit -t s2 -m again 2>err &&
 	grep "nothing to commit" err
