@@ -1208,6 +1208,7 @@ norm_wrapper(struct pctx *c, const struct pcmd *pc, const struct wrapper *wr,
 	const char			*t;
 	char				*lname;
 	int				 pos = wr->positional, is_env;
+	int				 ended = 0;
 
 	is_env = strcmp(wr->name, "env") == 0;
 	if (is_env) {
@@ -1230,15 +1231,16 @@ norm_wrapper(struct pctx *c, const struct pcmd *pc, const struct wrapper *wr,
 			assigns[nassigns++] = *w;
 			continue;
 		}
-		if (t[0] != '-' || t[1] == '\0' || pos < wr->positional) {
+		if (!ended && strcmp(t, "--") == 0) {
+			ended = 1;	/* timeout -- 5 cmd: still a duration */
+			continue;
+		}
+		if (ended || t[0] != '-' || t[1] == '\0' ||
+		    pos < wr->positional) {
 			if (pos > 0) {
 				pos--;
 				continue;
 			}
-			break;
-		}
-		if (strcmp(t, "--") == 0) {
-			i++;
 			break;
 		}
 		if (t[1] == '-') {
