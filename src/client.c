@@ -110,8 +110,34 @@ client_hello(int fd, char **cause)
 	return 0;
 }
 
+static int	client_connect_once(int, char **);
+
+/*
+ * A server that is dying (killed, or exiting) may still accept a
+ * connection and then drop it: try again, starting a new one if need be.
+ */
 int
 client_connect(int start, char **cause)
+{
+	struct timespec	 ts = { 0, 50 * 1000 * 1000 };
+	int		 fd, i;
+
+	for (i = 0; i < 3; i++) {
+		if ((fd = client_connect_once(start, cause)) != -1)
+			return fd;
+		if (strstr(*cause, "closed the connection") == NULL &&
+		    strstr(*cause, "reset by peer") == NULL &&
+		    strstr(*cause, "Broken pipe") == NULL)
+			return -1;
+		free(*cause);
+		*cause = NULL;
+		nanosleep(&ts, NULL);
+	}
+	return client_connect_once(start, cause);
+}
+
+static int
+client_connect_once(int start, char **cause)
 {
 	char		*path, *lock;
 	int		 fd, lfd = -1, i;

@@ -27,7 +27,8 @@ for delay in 0.1 0.3 0.5 0.7 0.9 1.1 1.3 1.6 1.9 2.2; do
 		holt new -d -s k$i --model script:run.json go >/dev/null &&
 		sbx_before=\$(ls \"$HOLT_HOME/data/sandboxes\" | sort) &&
 		sleep $delay &&
-		kill -9 \$(server_pid) &&
+		pid=\$(server_pid) &&
+		kill -9 \$pid &&
 		holt ls >/dev/null &&
 		test_wait_for 150 \"holt log -t k$i | grep \\\"run finished: done\\\"\" &&
 		holt log -t k$i --json >all &&
