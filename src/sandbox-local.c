@@ -14,6 +14,7 @@
  * SIGSTOP. Stopping kills envd, pid 1 of the sandbox's pid namespace, which
  * makes the kernel kill everything else in it, daemons included.
  */
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -74,59 +75,6 @@ sleep_ms(int ms)
 	struct timespec	 ts = { ms / 1000, (long)(ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);
-}
-
-/* State ('R', 'Z', ...) and start time of a process; -1 if gone. */
-static int
-proc_stat(pid_t pid, char *state, unsigned long long *start)
-{
-	char	 path[64], data[1024], *p;
-	int	 fd, i;
-	ssize_t	 n;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	n = read(fd, data, sizeof data - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	data[n] = '\0';
-	if ((p = strrchr(data, ')')) == NULL || p[1] == '\0')
-		return -1;
-	p += 2;
-	*state = *p;
-	for (i = 0; i < 19 && p != NULL; i++) {
-		if ((p = strchr(p, ' ')) != NULL)
-			p++;
-	}
-	if (p == NULL)
-		return -1;
-	*start = strtoull(p, NULL, 10);
-	return 0;
-}
-
-pid_t
-sandbox_local_pid(struct sandbox *sb)
-{
-	char			*path, *data, st;
-	long			 pid;
-	unsigned long long	 start, now;
-
-	path = sandbox_path(sb, "run/envd.pid");
-	data = file_read(path, NULL, 256);
-	free(path);
-	if (data == NULL)
-		return 0;
-	if (sscanf(data, "%ld %llu", &pid, &start) != 2 || pid <= 1) {
-		free(data);
-		return 0;
-	}
-	free(data);
-	/* Really ours: the pid was not reused (same start time), not dead. */
-	if (proc_stat((pid_t)pid, &st, &now) != 0 || now != start || st == 'Z')
-		return 0;
-	return (pid_t)pid;
 }
 
 /* cgroups ------------------------------------------------------------ */
@@ -748,7 +696,7 @@ launch(struct sandbox *sb, char **cause)
 	if ((p = strstr(data, "\"child-pid\"")) != NULL &&
 	    (p = strchr(p, ':')) != NULL)
 		child = (pid_t)strtol(p + 1, NULL, 10);
-	if (child <= 1 || proc_stat(child, &st, &start) != 0) {
+	if (child <= 1 || sandbox_proc_stat(child, &st, &start) != 0) {
 		tail = launch_log_tail(sb);
 		*cause = xprintf("sandbox '%s': bubblewrap failed: %s", sb->id,
 		    tail);
@@ -786,8 +734,10 @@ out:
 	return rc;
 }
 
-int
-sandbox_start(struct sandbox *sb, char **cause)
+static int stop_locked(struct sandbox *, char **);
+
+static int
+start_locked(struct sandbox *sb, char **cause)
 {
 	int	 s;
 	char	*path, *tail;
@@ -795,7 +745,7 @@ sandbox_start(struct sandbox *sb, char **cause)
 	if (sandbox_state(sb) != SANDBOX_STOPPED)
 		return 0;
 	/* Leftovers of a crash or a reboot: processes, cgroups, markers. */
-	if (sandbox_stop(sb, cause) != 0)
+	if (stop_locked(sb, cause) != 0)
 		return -1;
 	if (launch(sb, cause) != 0)
 		return -1;
@@ -806,7 +756,7 @@ sandbox_start(struct sandbox *sb, char **cause)
 		    sb->id, tail);
 		free(tail);
 		path = NULL;
-		sandbox_stop(sb, &path);
+		stop_locked(sb, &path);
 		free(path);
 		return -1;
 	}
@@ -814,8 +764,8 @@ sandbox_start(struct sandbox *sb, char **cause)
 	return 0;
 }
 
-int
-sandbox_stop(struct sandbox *sb, char **cause)
+static int
+stop_locked(struct sandbox *sb, char **cause)
 {
 	struct cgroups	 cg;
 	pid_t		 pid;
@@ -826,14 +776,14 @@ sandbox_stop(struct sandbox *sb, char **cause)
 	    "run/envd.sock" };
 
 	cgroups_load(sb, &cg);
-	if ((pid = sandbox_local_pid(sb)) > 0) {
+	if ((pid = sandbox_pid(sb)) > 0) {
 		/* pid 1 of the namespace: the kernel kills the rest. */
 		kill(pid, SIGKILL);
 		if (cg.freezer != NULL)
 			cg_write(cg.freezer, cg.v2 ? "cgroup.freeze" :
 			    "freezer.state", cg.v2 ? "0" : "THAWED");
 		for (i = 0; i < 600; i++) {
-			if (proc_stat(pid, &st, &start) != 0 || st == 'Z')
+			if (sandbox_proc_stat(pid, &st, &start) != 0 || st == 'Z')
 				break;
 			sleep_ms(5);
 		}
@@ -893,8 +843,8 @@ freezer_set(struct cgroups *cg, int frozen)
 	return -1;
 }
 
-int
-sandbox_pause(struct sandbox *sb, char **cause)
+static int
+pause_locked(struct sandbox *sb, char **cause)
 {
 	struct cgroups	 cg;
 	const char	*mode;
@@ -938,8 +888,8 @@ sandbox_pause(struct sandbox *sb, char **cause)
 	return 0;
 }
 
-int
-sandbox_resume(struct sandbox *sb, char **cause)
+static int
+resume_locked(struct sandbox *sb, char **cause)
 {
 	struct cgroups	 cg;
 	char		*path;
@@ -966,4 +916,65 @@ sandbox_resume(struct sandbox *sb, char **cause)
 	unlink(path);
 	free(path);
 	return envd_simple_op(sb, "resume", NULL, cause);
+}
+
+/*
+ * One lifecycle change at a time per sandbox: two starts at once would
+ * launch two envds on one socket. flock on run/lock, released on close
+ * (or when the process dies).
+ */
+static int
+lifecycle_lock(struct sandbox *sb)
+{
+	char	*path = sandbox_path(sb, "run/lock");
+	int	 fd;
+
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	free(path);
+	if (fd == -1)
+		return -1;
+	while (flock(fd, LOCK_EX) == -1) {
+		if (errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+	}
+	return fd;
+}
+
+static int
+locked(struct sandbox *sb, int (*fn)(struct sandbox *, char **),
+    char **cause)
+{
+	int	 fd, rc;
+
+	fd = lifecycle_lock(sb);
+	rc = fn(sb, cause);
+	if (fd != -1)
+		close(fd);
+	return rc;
+}
+
+int
+sandbox_start(struct sandbox *sb, char **cause)
+{
+	return locked(sb, start_locked, cause);
+}
+
+int
+sandbox_stop(struct sandbox *sb, char **cause)
+{
+	return locked(sb, stop_locked, cause);
+}
+
+int
+sandbox_pause(struct sandbox *sb, char **cause)
+{
+	return locked(sb, pause_locked, cause);
+}
+
+int
+sandbox_resume(struct sandbox *sb, char **cause)
+{
+	return locked(sb, resume_locked, cause);
 }

@@ -31,6 +31,5 @@ int	 sandbox_connect_raw(struct sandbox *, int timeout_ms, char **cause);
 
 /* sandbox-local.c */
 int	 sandbox_write_run(const char *path, const char *, size_t);
-pid_t	 sandbox_local_pid(struct sandbox *);	/* envd's host pid if alive, else 0 */
 
 #endif

@@ -124,6 +124,22 @@ test_expect_success 'start brings it back with its files and services' '
 	grep "^counter  *running" svc
 '
 
+test_expect_success 'starts at the same time launch one envd' '
+	holt sandbox stop life &&
+	{ $HOLT sandbox start life & a=$!
+	  $HOLT sandbox start life & b=$!
+	  holt sandbox start life; wait $a; wait $b; } &&
+	n=0 &&
+	for f in /proc/[0-9]*; do
+		test "$(cat $f/comm 2>/dev/null)" = holt-envd &&
+			tr "\0" " " <$f/cmdline 2>/dev/null | grep -q -- "--id $id" &&
+			n=$((n + 1))
+	done
+	echo "$n envd" &&
+	test $n = 1 &&
+	holt sandbox exec life -- true
+'
+
 test_expect_success 'a host reboot (every process SIGKILLed): stopped, then start' '
 	p=$(envd_pid "$id") &&
 	ns=$(readlink /proc/$p/ns/pid) &&
