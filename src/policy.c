@@ -1210,7 +1210,8 @@ norm_wrapper(struct pctx *c, const struct pcmd *pc, const struct wrapper *wr,
 	int				 pos = wr->positional, is_env;
 	int				 ended = 0;
 
-	is_env = strcmp(wr->name, "env") == 0;
+	/* env and sudo take NAME=VALUE before the command. */
+	is_env = strcmp(wr->name, "env") == 0 || strcmp(wr->name, "sudo") == 0;
 	if (is_env) {
 		assigns = xreallocarray(NULL, pc->nassigns + pc->nwords,
 		    sizeof *assigns);
@@ -1231,6 +1232,8 @@ norm_wrapper(struct pctx *c, const struct pcmd *pc, const struct wrapper *wr,
 			assigns[nassigns++] = *w;
 			continue;
 		}
+		if (is_env && strcmp(t, "-") == 0)
+			continue;	/* env -: env -i */
 		if (!ended && strcmp(t, "--") == 0) {
 			ended = 1;	/* timeout -- 5 cmd: still a duration */
 			continue;
@@ -1263,15 +1266,15 @@ norm_wrapper(struct pctx *c, const struct pcmd *pc, const struct wrapper *wr,
 		}
 		if (strcmp(wr->name, "nice") == 0 && isdigit((unsigned char)t[1]))
 			continue;	/* nice -10 */
-		if (is_env && t[1] == 'S') {
+		if (strcmp(wr->name, "env") == 0 && t[1] == 'S') {
 			item_problem(ITEM(c, si), "env -S runs a string that is "
 			    "not judged");
 			goto out;
 		}
 		for (j = 1; t[j] != '\0'; j++) {
 			/* env -C DIR, sudo -D DIR: relative paths move */
-			if ((is_env && t[j] == 'C') || (strcmp(wr->name, "sudo") ==
-			    0 && t[j] == 'D'))
+			if ((strcmp(wr->name, "env") == 0 && t[j] == 'C') ||
+			    (strcmp(wr->name, "sudo") == 0 && t[j] == 'D'))
 				c->cwd_unknown = 1;
 			if (strchr(wr->argopts, t[j]) != NULL && t[j] != ' ') {
 				if (t[j + 1] == '\0')
