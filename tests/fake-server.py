@@ -100,7 +100,7 @@ class Server:
             ev = self.record(ev)
             self.broadcast({"type": "event", "session": self.state["name"],
                             "event": ev})
-            if ev.get("type", "").startswith("approval."):
+            if str(ev.get("type") or "").startswith("approval."):
                 self.push_state()
 
     def push_state(self):
