@@ -1748,6 +1748,7 @@ git_revert_file_impl(const char *ws, const char *base, const char *path,
 	git_tree		*tree = NULL;
 	git_index		*idx = NULL;
 	const git_diff_delta	*d;
+	char			*lock;
 	int			 rc = -1;
 
 	if ((repo = git_open_workspace(ws, cause)) == NULL)
@@ -1757,6 +1758,16 @@ git_revert_file_impl(const char *ws, const char *base, const char *path,
 		return -1;
 	}
 	d = git_patch_get_delta(patch);
+	lock = paths_join(git_repository_path(repo), "index.lock");
+	if (access(lock, F_OK) == 0) {
+		/* Before any file changes, not after. */
+		*cause = xprintf("workspace '%s': the index is locked (git in "
+		    "the sandbox is using it; try again, or remove "
+		    ".git/index.lock if nothing is)", ws);
+		free(lock);
+		goto out;
+	}
+	free(lock);
 	if (git_commit_tree(&tree, c) != 0 ||
 	    git_repository_index(&idx, repo) != 0) {
 		git_set_cause(cause, "workspace '%s': %s", ws);

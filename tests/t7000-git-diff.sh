@@ -273,6 +273,16 @@ test_expect_success 'revert-hunk refuses a stale hunk index and binary files' '
 	grep "binary" err
 '
 
+test_expect_success 'revert-file with the index locked changes nothing' '
+	ws=$(git_ws s1) && base=$(git_base s1) &&
+	cp "$ws/mod.txt" mod.before &&
+	: >"$ws/.git/index.lock" &&
+	test_must_fail git_tool revert-file "$ws" "$base" mod.txt 2>err &&
+	grep "the index is locked" err &&
+	rm "$ws/.git/index.lock" &&
+	test_cmp mod.before "$ws/mod.txt"
+'
+
 test_expect_success 'revert whole files: modified, added, deleted, renamed, mode, link' '
 	ws=$(git_ws s1) && base=$(git_base s1) &&
 	for f in mod.txt added.txt del.txt new-name.txt script.sh link tc \
