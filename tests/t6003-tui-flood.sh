@@ -58,6 +58,18 @@ test_expect_success TMUX 'the output scrolls back through the kept lines' '
 	tui_wait a "^│line $last xxx"
 '
 
+test_expect_success TMUX 'the mouse wheel scrolls the pane under the pointer' '
+	last=$(sed -n "s/^ok //p" flood.last) &&
+	tui_keys a C-b 4 &&
+	tui_wait a "^│line $last xxx" &&
+	# Wheel up (button 4, X10 encoding) at column 11, row 46: the output.
+	tui_keys a -l "$(printf "\033[M\140+N")" &&
+	tui_gone a "^│line $last xxx" &&
+	tui_wait a "^│line $((last - 3)) xxx" &&
+	tui_keys a -l "$(printf "\033[Ma+N")" &&
+	tui_wait a "^│line $last xxx"
+'
+
 test_expect_success TMUX 'the command finishing shows in the title' '
 	fake_ctl "{\"event\": {\"type\": \"tool.finished\", \"call_id\": \"c9\", \"exit_code\": 0, \"duration_ms\": 2000}}" &&
 	tui_wait a "output: yes | head -c 20M  exit 0  2.0 s"

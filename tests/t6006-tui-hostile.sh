@@ -64,4 +64,11 @@ test_expect_success TMUX 'a 2 MB line is wrapped and bounded' '
 	tui_wait a "^> typing worksx"
 '
 
+test_expect_success TMUX 'wide characters typed into the input line are sent whole' '
+	tui_keys a C-u "日本語 🎉 ok" &&
+	tui_wait a "^> 日本語 🎉 ok" &&
+	tui_keys a BSpace BSpace BSpace BSpace "é" Enter &&
+	sent_wait "type=send" "text=日本語 é"
+'
+
 test_done
