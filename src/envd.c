@@ -446,7 +446,7 @@ proc_exited(struct proc *p, int status)
 	for (i = 0; i < p->nsubs; i++)
 		proc_send_exit(p, p->subs[i].c, p->subs[i].id);
 	p->nsubs = 0;
-	procs_trim();
+	/* procs_trim() runs at the end of the loop: p may still be polled. */
 }
 
 /*
@@ -983,7 +983,7 @@ svc_find(const char *name)
 	struct service	*s;
 
 	for (s = services; s != NULL; s = s->next) {
-		if (strcmp(s->name, name) == 0)
+		if (s->want >= 0 && strcmp(s->name, name) == 0)
 			return s;
 	}
 	return NULL;
@@ -999,6 +999,8 @@ svc_save(void)
 
 	a = cJSON_AddArrayToObject(root, "services");
 	for (s = services; s != NULL; s = s->next) {
+		if (s->want < 0)
+			continue;
 		e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "name", s->name);
 		cJSON_AddStringToObject(e, "cmd", s->cmd);
@@ -1222,7 +1224,7 @@ op_service(struct client *c, double id, const cJSON *req)
 {
 	const char	*action = json_str(req, "action");
 	const char	*name = json_str(req, "name");
-	struct service	*s, **sp;
+	struct service	*s;
 	char		*cmd, *tail;
 	cJSON		*o, *a, *e;
 	const cJSON	*argv;
@@ -1235,8 +1237,8 @@ op_service(struct client *c, double id, const cJSON *req)
 		cJSON_AddBoolToObject(o, "ok", 1);
 		a = cJSON_AddArrayToObject(o, "services");
 		for (s = services; s != NULL; s = s->next) {
-			if (s->want == -1)
-				continue;	/* removed, not yet reaped */
+			if (s->want < 0)
+				continue;	/* removed */
 			e = cJSON_CreateObject();
 			cJSON_AddStringToObject(e, "name", s->name);
 			cJSON_AddStringToObject(e, "cmd", s->cmd);
@@ -1335,23 +1337,12 @@ op_service(struct client *c, double id, const cJSON *req)
 		s->want = 0;
 		s->next_start = 0;
 		svc_kill(s);
-		if (strcmp(action, "remove") == 0) {
-			for (sp = &services; *sp != s; sp = &(*sp)->next)
-				;
-			if (s->pid > 0) {
-				/* Reaped later; keep it unlisted meanwhile. */
-				s->want = -1;
-			} else {
-				*sp = s->next;
-				if (s->out_fd != -1)
-					close(s->out_fd);
-				if (s->log_fd != -1)
-					close(s->log_fd);
-				free(s->name);
-				free(s->cmd);
-				free(s);
-			}
-		}
+		/*
+		 * Removed: unlisted at once, freed at the end of the loop
+		 * (-2), or once reaped (-1) if it still runs.
+		 */
+		if (strcmp(action, "remove") == 0)
+			s->want = s->pid > 0 ? -1 : -2;
 		svc_save();
 		reply_ok(c, id);
 		return;
@@ -1826,16 +1817,9 @@ reap(void)
 		for (sp = &services; (s = *sp) != NULL; sp = &s->next) {
 			if (s->pid != pid)
 				continue;
-			if (s->want == -1) {
-				*sp = s->next;
-				if (s->out_fd != -1)
-					close(s->out_fd);
-				if (s->log_fd != -1)
-					close(s->log_fd);
-				free(s->name);
-				free(s->cmd);
-				free(s);
-			} else
+			if (s->want == -1)
+				s->want = -2;	/* freed at the end of the loop */
+			else
 				svc_exited(s, status);
 			break;
 		}
@@ -1912,7 +1896,7 @@ loop(void)
 	size_t		 n, alloc = 0, i;
 	struct client	*c, **cp;
 	struct proc	*p;
-	struct service	*s;
+	struct service	*s, **sp;
 	struct watch	*w, **wp;
 	uint64_t	 now, next;
 	int		 timeout, r;
@@ -2083,6 +2067,20 @@ loop(void)
 				client_free(c);
 			} else
 				cp = &c->next;
+		}
+		procs_trim();
+		for (sp = &services; (s = *sp) != NULL; ) {
+			if (s->want == -2) {
+				*sp = s->next;
+				if (s->out_fd != -1)
+					close(s->out_fd);
+				if (s->log_fd != -1)
+					close(s->log_fd);
+				free(s->name);
+				free(s->cmd);
+				free(s);
+			} else
+				sp = &s->next;
 		}
 		for (wp = &watches; (w = *wp) != NULL; ) {
 			if (w->c == NULL) {
