@@ -2100,6 +2100,48 @@ judge_rules(struct policy *p, const struct pitem *it, struct judged *j)
 	}
 }
 
+/*
+ * A safety net for wrappers: if the wrapped command was not found where
+ * the wrapper runs it (an option holt reads wrongly), a deny or ask rule
+ * may still match a tail of its words; then it is not judged by what it
+ * runs but asks. Costs one match per rule per word, for wrappers only.
+ */
+static void
+judge_wrapper_tails(struct policy *p, struct pitem *it)
+{
+	const struct policy_group	*g;
+	const struct policy_rule	*r;
+	struct buf			 b = BUF_INIT;
+	size_t				 k, i, gi, ri;
+
+	for (k = 1; k < it->nwords && it->problem == NULL; k++) {
+		buf_reset(&b);
+		for (i = k; i < it->nwords; i++) {
+			if (i > k)
+				buf_addc(&b, ' ');
+			buf_adds(&b, it->words[i]);
+		}
+		for (gi = 0; gi < p->ngroups; gi++) {
+			g = &p->groups[gi];
+			for (ri = 0; ri < g->nrules; ri++) {
+				r = &g->rules[ri];
+				if (r->action != PA_DENY && r->action != PA_ASK)
+					continue;
+				if (!rule_matches(p, r, buf_str(&b)))
+					continue;
+				item_problem(it, "'%s' may run '%s', which rule '%s' "
+				    "(%s:%u) %s", it->words[0], buf_str(&b),
+				    r->pattern, g->source, r->line, r->action ==
+				    PA_DENY ? "denies" : "asks about");
+				break;
+			}
+			if (it->problem != NULL)
+				break;
+		}
+	}
+	buf_release(&b);
+}
+
 static void
 judge_item(struct policy *p, enum policy_mode mode, struct pitem *it,
     struct policy_part *part)
@@ -2108,6 +2150,8 @@ judge_item(struct policy *p, enum policy_mode mode, struct pitem *it,
 	int		 rank;
 	const char	*what = it->write ? "write" : "command";
 
+	if (it->transparent && !it->write && it->nwords > 1)
+		judge_wrapper_tails(p, it);
 	judge_rules(p, it, &j);
 	memset(part, 0, sizeof *part);
 	part->write = it->write;
