@@ -12,8 +12,10 @@
  *
  * User callbacks are never called from inside model_request, and done and
  * error are called from a zero timer, outside curl, so a callback may start
- * the next request or cancel any request. Only delta is called while curl
- * is delivering data; a cancel from there is completed by a zero timer.
+ * the next request, cancel any request or free the model. Only delta is
+ * called while curl is delivering data; a cancel from there is completed by
+ * a zero timer. The curl build must resolve names asynchronously (Debian's
+ * does, with threads), or a DNS lookup would stall the loop.
  */
 #include <sys/time.h>
 
