@@ -1574,9 +1574,17 @@ op_forward(struct client *c, double id, const cJSON *req)
 
 /* requests ------------------------------------------------------------ */
 
+/*
+ * Every process but us: kill(-1) from pid 1 of our own pid namespace. Run
+ * anywhere else it would signal every process of the host that we may
+ * signal, so it is refused (main() also refuses to run as anything but
+ * pid 1).
+ */
 static void
-all_stop(int sig)
+all_signal(int sig)
 {
+	if (getpid() != 1)
+		BUG();
 	kill(-1, sig);
 }
 
@@ -1590,7 +1598,7 @@ op_pause(struct client *c, double id, const cJSON *req)
 		paused_at = mono_ms();
 		if (mode == NULL || strcmp(mode, "signal") == 0) {
 			paused = 2;
-			all_stop(SIGSTOP);
+			all_signal(SIGSTOP);
 		}
 	}
 	reply_ok(c, id);
@@ -1605,7 +1613,7 @@ op_resume(struct client *c, double id)
 
 	if (paused) {
 		if (paused == 2)
-			all_stop(SIGCONT);
+			all_signal(SIGCONT);
 		/* Time spent paused does not count against timeouts. */
 		gap = mono_ms() - paused_at;
 		for (p = procs; p != NULL; p = p->next) {
@@ -1946,7 +1954,7 @@ loop(void)
 					client_write(c);
 				}
 			}
-			kill(-1, SIGKILL);
+			all_signal(SIGKILL);
 			exit(0);
 		}
 
@@ -2138,6 +2146,10 @@ main(int argc, char **argv)
 		usage();
 		return 2;
 	}
+	/* It stops and kills "every process": that must mean the sandbox's. */
+	if (getpid() != 1)
+		fatalx("must run as pid 1 of its own pid namespace (holt starts "
+		    "it with bwrap --as-pid-1 --unshare-pid)");
 	if (state_fd >= 0 && fcntl(state_fd, F_GETFD) == -1)
 		state_fd = -1;
 	/* Nothing inside may open our descriptors through /proc/1/fd. */
