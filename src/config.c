@@ -45,6 +45,7 @@ static const struct config_opt config_opts[] = {
 	{ "pids", CT_NUM, "512", NULL, "sandbox process limit" },
 	{ "command_timeout", CT_NUM, "600", NULL, "seconds a command may run" },
 	{ "output_cap", CT_SIZE, "32K", NULL, "tool output given to the model" },
+	{ "max_tokens", CT_NUM, "8192", NULL, "most tokens of one reply (anthropic:)" },
 	{ "request_timeout", CT_NUM, "300", NULL, "seconds for one model request" },
 	{ "idle_timeout", CT_NUM, "90", NULL, "seconds without stream data" },
 	{ "theme", CT_STR, "default", NULL, "colour theme (themes/NAME.theme)" },
