@@ -174,8 +174,13 @@ test_done() {
 	if [ -n "$test_cleanups" ]; then
 		( eval "$test_cleanups" ) >/dev/null 2>&1
 	fi
-	# Stop this script's server and any sandbox it left behind.
+	# Stop this script's server and every sandbox it left running (they
+	# are detached: nothing else would ever stop them).
 	"$HOLT_BUILD_DIR/holt" -L "$HOLT_SOCKET" kill-server >/dev/null 2>&1
+	for _s in "$HOLT_HOME"/data/sandboxes/sbx-*; do
+		[ -d "$_s" ] || continue
+		"$HOLT_BUILD_DIR/holt" sandbox stop "${_s##*/}" >/dev/null 2>&1
+	done
 	echo "1..$test_count"
 	if [ "$test_failed" -eq 0 ] && [ -z "${HOLT_TEST_KEEP:-}" ]; then
 		cd "$HOLT_BUILD_DIR" && rm -rf "$TRASH_DIRECTORY" 2>/dev/null
