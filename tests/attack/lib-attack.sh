@@ -26,11 +26,14 @@ fi
 # Sandboxes are removed at the end even when they were created in a test's
 # subshell, where test_when_finished does not reach; a second try, should
 # the binary be being rebuilt at that moment, and as a last resort holt-envd
-# (pid 1 of the sandbox: its pid namespace dies with it) is killed by pid.
+# (pid 1 of the sandbox: its pid namespace dies with it) is killed by pid,
+# once its command line shows it is this sandbox's envd (not a reused pid).
 : >"$TRASH_DIRECTORY/.sandboxes"
 test_when_finished 'for _id in $(cat "$TRASH_DIRECTORY/.sandboxes"); do
 	holt sandbox rm "$_id" || { sleep 2; holt sandbox rm "$_id"; } ||
 	{ read _pid _start <"$HOLT_HOME/data/sandboxes/$_id/run/envd.pid" &&
+		test "$_pid" -gt 1 &&
+		tr "\0" " " </proc/$_pid/cmdline | grep -q "holt-envd.* $_id" &&
 		kill -9 "$_pid"; }
 done'
 
