@@ -111,7 +111,8 @@ session_create(const struct session_new *sn, char **cause)
 	char			*name = NULL, *base = NULL, *ws = NULL, *dir;
 	char			*created = NULL, *repo_abs = NULL, *tmp;
 	const char		*model, *net, *modename;
-	int			 i;
+	char			*branch = NULL;
+	int			 i, is_url;
 
 	/* The [repo ...] section of holt.conf applies to this repository. */
 	if (sn->repo != NULL) {
@@ -164,16 +165,26 @@ session_create(const struct session_new *sn, char **cause)
 		free(base);
 		base = NULL;
 	}
-	if (sn->repo != NULL && strstr(sn->repo, "://") == NULL &&
-	    strncmp(sn->repo, "git@", 4) != 0) {
-		if ((repo_abs = realpath(sn->repo, NULL)) == NULL) {
+	is_url = sn->repo != NULL && (strstr(sn->repo, "://") != NULL ||
+	    strncmp(sn->repo, "git@", 4) == 0) &&
+	    strncmp(sn->repo, "file://", 7) != 0;
+	if (sn->repo != NULL && !is_url) {
+		if ((repo_abs = realpath(strncmp(sn->repo, "file://", 7) == 0 ?
+		    sn->repo + 7 : sn->repo, NULL)) == NULL) {
 			*cause = xprintf("repository '%s': %s", sn->repo,
 			    strerror(errno));
 			free(name);
 			return NULL;
 		}
-	} else if (sn->repo != NULL)
-		repo_abs = xstrdup(sn->repo);
+	} else if (sn->repo != NULL) {
+		/* A user:token@ in the URL is used for the clone, never kept. */
+		char *pw = NULL;
+		repo_abs = git_url_strip(sn->repo, &pw);
+		if (pw != NULL) {
+			secret_add(pw);
+			free(pw);
+		}
+	}
 
 	/* The session directory first: it reserves the name. */
 	dir = session_dir(name);
@@ -206,11 +217,15 @@ session_create(const struct session_new *sn, char **cause)
 		gio.progress = clone_progress;
 		gio.progress_arg = (void *)sn;
 		ws = sandbox_workspace(sbx);
-		if (git_import(repo_abs, ws, &gio, &base, &tmp) != 0) {
-			*cause = xprintf("repository '%s': %s", sn->repo, tmp);
+		if (git_import(is_url ? sn->repo : repo_abs, ws, &gio, &base,
+		    &tmp) != 0) {
+			*cause = xprintf("repository '%s': %s", repo_abs, tmp);
 			free(tmp);
 			goto fail;
 		}
+		/* Before the agent can touch the workspace: the PR's base. */
+		if (sn->branch == NULL)
+			branch = git_default_branch(is_url ? ws : repo_abs, is_url);
 	}
 
 	meta = cJSON_CreateObject();
@@ -230,6 +245,8 @@ session_create(const struct session_new *sn, char **cause)
 		cJSON_AddNullToObject(meta, "base_commit");
 	if (sn->branch != NULL)
 		cJSON_AddStringToObject(meta, "branch", sn->branch);
+	else if (branch != NULL)
+		cJSON_AddStringToObject(meta, "branch", branch);
 	created = json_time_now();
 	cJSON_AddStringToObject(meta, "created", created);
 	if (sn->test_command != NULL)
@@ -271,6 +288,7 @@ session_create(const struct session_new *sn, char **cause)
 	sandbox_free(sbx);
 	free(ws);
 	free(base);
+	free(branch);
 	free(created);
 	free(repo_abs);
 	return name;
@@ -289,6 +307,7 @@ fail:
 	cJSON_Delete(meta);
 	free(ws);
 	free(base);
+	free(branch);
 	free(created);
 	free(repo_abs);
 	free(name);
