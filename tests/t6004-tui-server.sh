@@ -101,6 +101,44 @@ test_expect_success BWRAP,TMUX 'r reverts a hunk, after a y' '
 	tui_keys b q
 '
 
+test_expect_success BWRAP,TMUX 'C commits the changes with the message typed' '
+	ws=$(echo "$HOLT_HOME"/data/sandboxes/sbx-*/workspace) &&
+	echo "def sub(a, b):" >>"$ws/calc.py" &&
+	tui_keys b C-b D &&
+	tui_wait b "diff against" &&
+	tui_keys b C &&
+	tui_wait b "commit message:" &&
+	tui_keys b "Add sub" Enter &&
+	tui_wait b "committed [0-9a-f]\{12\}" &&
+	git -C "$ws" log -1 --format=%s >subject &&
+	echo "Add sub" >expect &&
+	test_cmp expect subject
+'
+
+test_expect_success BWRAP,TMUX 'P runs the pull request flow in the background and says how it went' '
+	tui_keys b P &&
+	tui_wait b "pull request title" &&
+	tui_keys b "A title" Enter &&
+	tui_wait b "pull request" &&
+	tui_gone b "committing and pushing" 100 &&
+	tui_screen b | head -n 1 | grep -a -o "pull request.*" &&
+	tui_keys b q
+'
+
+test_expect_success BWRAP,TMUX 'L commits onto a branch of the source repository' '
+	tui_keys b C-b D &&
+	tui_wait b "diff against" &&
+	tui_keys b L &&
+	tui_wait b "commit title for the source repository" &&
+	tui_keys b "From the screen" Enter &&
+	tui_wait b "committed onto the source repository" 100 &&
+	git -C repo branch --list "holt/*" >branches &&
+	test -s branches &&
+	git -C repo log -1 --format=%s "$(sed -n "s/^[* ]*//p" branches | head -n 1)" >subject &&
+	grep "Add sub\|From the screen" subject &&
+	tui_keys b q
+'
+
 test_expect_success BWRAP,TMUX 'manual mode asks for a file write and shows its diff' '
 	cat >manual.json <<-\JSON &&
 	{ "turns": [

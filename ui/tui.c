@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,8 @@ struct tui {
 
 	char		*flash;
 	uint64_t	 flash_until;
+
+	struct tui_bg	*job;
 
 	int		 rows, cols;
 	int		 too_small;
@@ -218,6 +221,81 @@ tui_flash(struct tui *t, const char *fmt, ...)
 	va_end(ap);
 	t->flash_until = mono_ms() + 4000;
 	t->status_dirty = 1;
+}
+
+struct tui_bg {
+	pthread_mutex_t	 lock;
+	tui_job_run	 run;
+	tui_job_done	 done_cb;
+	void		*arg;
+	char		*result;
+	int		 done;
+};
+
+static void *
+tui_job_thread(void *p)
+{
+	struct tui_bg	*j = p;
+	char		*r = j->run(j->arg);
+
+	pthread_mutex_lock(&j->lock);
+	j->result = r;
+	j->done = 1;
+	pthread_mutex_unlock(&j->lock);
+	return NULL;
+}
+
+int
+tui_job(struct tui *t, tui_job_run run, tui_job_done done, void *arg)
+{
+	struct tui_bg	*j;
+	pthread_t	 th;
+	pthread_attr_t	 attr;
+
+	if (t->job != NULL)
+		return -1;
+	j = xcalloc(1, sizeof *j);
+	pthread_mutex_init(&j->lock, NULL);
+	j->run = run;
+	j->done_cb = done;
+	j->arg = arg;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&th, &attr, tui_job_thread, j) != 0) {
+		j->result = run(arg);
+		j->done = 1;
+	}
+	pthread_attr_destroy(&attr);
+	t->job = j;
+	return 0;
+}
+
+/* A finished job's result, on the loop. */
+static void
+tui_job_collect(struct tui *t)
+{
+	struct tui_bg	*j = t->job;
+	int		 done;
+
+	if (j == NULL)
+		return;
+	pthread_mutex_lock(&j->lock);
+	done = j->done;
+	pthread_mutex_unlock(&j->lock);
+	if (!done)
+		return;
+	t->job = NULL;
+	j->done_cb(t, j->arg, j->result);
+	free(j->result);
+	pthread_mutex_destroy(&j->lock);
+	free(j);
+}
+
+void
+tui_flash_hold(struct tui *t, uint64_t ms)
+{
+	if (t->flash != NULL)
+		t->flash_until = mono_ms() + ms;
 }
 
 void
@@ -1314,6 +1392,7 @@ tui_tick(struct tui *t)
 	}
 	if (st != NULL && strcmp(st, "working") == 0)
 		t->status_dirty = 1;
+	tui_job_collect(t);
 	return now;
 }
 

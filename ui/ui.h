@@ -117,7 +117,8 @@ enum ui_action {
 	/* approval */
 	ACT_ALLOW, ACT_ALWAYS, ACT_DENY, ACT_EDIT, ACT_MESSAGE, ACT_WIDER,
 	/* diff */
-	ACT_NEXT_HUNK, ACT_PREV_HUNK, ACT_REVERT, ACT_COMMENT, ACT_YES, ACT_NO
+	ACT_NEXT_HUNK, ACT_PREV_HUNK, ACT_REVERT, ACT_COMMENT, ACT_YES, ACT_NO,
+	ACT_COMMIT, ACT_PR, ACT_PR_LOCAL
 };
 
 enum key_scope {
@@ -208,6 +209,7 @@ void	 pane_dirty(struct pane *);
 void	 tui_send(struct tui *, cJSON *);	/* takes the object */
 void	 tui_send_message(struct tui *, const char *text);
 void	 tui_flash(struct tui *, const char *, ...) printflike(2, 3);
+void	 tui_flash_hold(struct tui *, uint64_t ms);	/* show it longer */
 const cJSON *tui_state(struct tui *);	/* the session's STATE, or NULL */
 const char *tui_session(struct tui *);
 int	 tui_readonly(struct tui *);
@@ -221,6 +223,15 @@ void	 tui_prompt_on_tab(struct tui *, tui_prompt_cb);
 void	 tui_prompt_set(struct tui *, const char *);
 /* Line editing shared by the prompt and the input line: 1 if it took KEY. */
 int	 tui_edit_key(struct buf *, size_t *cursor, int key);
+/*
+ * Slow work (a push, a pull request) in a thread: RUN gets ARG in the
+ * thread and returns a message; DONE gets it back on the loop, then it is
+ * freed. One job at a time: 0 started, -1 busy.
+ */
+typedef char *(*tui_job_run)(void *);
+typedef void (*tui_job_done)(struct tui *, void *, const char *);
+int	 tui_job(struct tui *, tui_job_run, tui_job_done, void *);
+
 /* Full-screen overlays (viewer, diff, help): at most one at a time. */
 struct overlay;
 struct overlay_ops {

@@ -1,7 +1,9 @@
 /*
  * view-diff.c: the full-screen diff (D): the session's changes against its
  * base commit, file by file and hunk by hunk; n/p move between hunks, r
- * reverts a hunk (after a y), c sends a comment on a hunk to the agent.
+ * reverts a hunk (after a y), c sends a comment on a hunk to the agent, C
+ * commits, P pushes and opens a pull request (in a thread: the network
+ * must not hold the screen).
  *
  * The diff itself comes from the git module (git_diff, git_revert_hunk in
  * src/git.h), as JSON: {"base","files":[{"path","status","binary","hunks":
@@ -143,7 +145,8 @@ diff_draw(struct overlay *o, WINDOW *win, int w, int h)
 	if (d->confirm)
 		hint = " revert this hunk? y: yes, any other key: no ";
 	else
-		hint = " n/p hunk · r revert · c comment · q close ";
+		hint = " n/p hunk · r revert · c comment · C commit · "
+		    "P pull request · L to the source repository · q close ";
 	text_draw_role(win, h - 1, 2, hint, strlen(hint), w - 4,
 	    d->confirm ? ROLE_PENDING : ROLE_DIM);
 	if (d->error != NULL) {
@@ -256,6 +259,120 @@ diff_comment_cb(struct tui *t, void *arg, const char *text)
 	free(msg);
 }
 
+static void
+diff_commit_cb(struct tui *t, void *arg, const char *text)
+{
+	struct diffview	*d = arg;
+	const cJSON	*st = tui_state(t);
+	char		*commit = NULL, *cause = NULL;
+	int		 rc;
+
+	if (text == NULL)
+		return;
+	if (*text == '\0') {
+		tui_flash(t, "commit: no message, nothing done");
+		return;
+	}
+	rc = git_commit_all(json_str(st, "workspace"), json_str(st,
+	    "base_commit"), text, NULL, &commit, &cause);
+	if (rc < 0)
+		tui_flash(t, "commit: %s", cause != NULL ? cause : "failed");
+	else if (rc == 0)
+		tui_flash(t, "commit: nothing to commit");
+	else
+		tui_flash(t, "committed %.12s", commit);
+	free(commit);
+	free(cause);
+	diff_load(t, d);
+}
+
+struct diff_pr {
+	char	*session;
+	char	*title;
+	int	 local;		/* into the source repository */
+};
+
+static char *
+diff_pr_run(void *arg)
+{
+	struct diff_pr		*p = arg;
+	struct git_session	*gs;
+	struct git_pr_opts	 o;
+	struct github_pr	 pr;
+	char			*cause = NULL, *r;
+	int			 unknown = 0;
+
+	if ((gs = git_session_open(p->session, &unknown, &cause)) == NULL) {
+		r = xprintf("pull request: %s", cause);
+		free(cause);
+		return r;
+	}
+	memset(&o, 0, sizeof o);
+	memset(&pr, 0, sizeof pr);
+	o.title = *p->title != '\0' ? p->title : NULL;
+	o.local = p->local;
+	if (git_session_pr(gs, &o, &pr, &cause) != 0) {
+		r = xprintf("pull request: %s", cause != NULL ? cause :
+		    "failed");
+		free(cause);
+	} else if (p->local)
+		r = xstrdup("pull request: committed onto the source "
+		    "repository's branch");
+	else if (pr.url != NULL)
+		r = xprintf("pull request %s: %s", pr.existing ?
+		    "already open" : "opened", pr.url);
+	else
+		r = xstrdup("pull request: branch pushed");
+	github_pr_release(&pr);
+	git_session_free(gs);
+	return r;
+}
+
+static void
+diff_pr_done(struct tui *t, void *arg, const char *result)
+{
+	struct diff_pr	*p = arg;
+
+	tui_flash(t, "%s", result);
+	tui_flash_hold(t, 20000);	/* a URL to copy, or what went wrong */
+	free(p->session);
+	free(p->title);
+	free(p);
+}
+
+static void
+diff_pr_start(struct tui *t, const char *text, int local)
+{
+	struct diff_pr	*p;
+
+	if (text == NULL)
+		return;
+	p = xcalloc(1, sizeof *p);
+	p->local = local;
+	p->session = xstrdup(tui_session(t));
+	p->title = xstrdup(text);
+	if (tui_job(t, diff_pr_run, diff_pr_done, p) != 0) {
+		tui_flash(t, "pull request: one is already on its way");
+		free(p->session);
+		free(p->title);
+		free(p);
+		return;
+	}
+	tui_flash(t, "pull request: committing and pushing...");
+}
+
+static void
+diff_pr_cb(struct tui *t, void *arg, const char *text)
+{
+	diff_pr_start(t, text, 0);
+}
+
+static void
+diff_local_cb(struct tui *t, void *arg, const char *text)
+{
+	diff_pr_start(t, text, 1);
+}
+
 static int
 diff_key(struct overlay *o, int key)
 {
@@ -287,6 +404,29 @@ diff_key(struct overlay *o, int key)
 		if (d->nhunks > 0)
 			tui_prompt(o->tui, "comment on this hunk:", "",
 			    diff_comment_cb, d);
+		break;
+	case ACT_COMMIT:
+	case ACT_PR:
+	case ACT_PR_LOCAL:
+		if (tui_readonly(o->tui)) {
+			tui_flash(o->tui, "read-only: no commits");
+			break;
+		}
+		switch (keys_lookup(SCOPE_DIFF, key)) {
+		case ACT_COMMIT:
+			tui_prompt(o->tui, "commit message:", "",
+			    diff_commit_cb, d);
+			break;
+		case ACT_PR:
+			tui_prompt(o->tui, "pull request title (empty: the "
+			    "agent's summary):", "", diff_pr_cb, d);
+			break;
+		default:
+			tui_prompt(o->tui, "commit title for the source "
+			    "repository (empty: the agent's summary):", "",
+			    diff_local_cb, d);
+			break;
+		}
 		break;
 	case ACT_UP:
 		if (d->top > 0)
