@@ -95,6 +95,18 @@ test_expect_success 'a timeout kills a daemon the command double-forked' '
 '
 kill_marked $m-tdaemon
 
+test_expect_success 'a command that stops or signals its shim still times out' '
+	test_expect_code 124 holt sandbox exec --timeout 2 "$a" -- sh -c \
+		"kill -STOP \$PPID; exec /workspace/holt-attack sleep $m-stopshim 60" &&
+	test_wait_for 50 "test -z \"\$(host_pids $m-stopshim)\"" &&
+	test_expect_code 124 holt sandbox exec --timeout 2 "$a" -- sh -c \
+		"for s in TERM HUP INT QUIT USR1 USR2; do kill -\$s \$PPID; done
+		exec /workspace/holt-attack sleep $m-sigshim 60" &&
+	test_wait_for 50 "test -z \"\$(host_pids $m-sigshim)\""
+'
+kill_marked $m-stopshim
+kill_marked $m-sigshim
+
 # Known breakage: a command runs under a per-command shim (its parent, a
 # child subreaper) that holds its tree together. The command may kill its
 # shim (same uid): the shim's death is taken for the command's exit (137 at
