@@ -558,13 +558,15 @@ word_render(const struct policy_word *w)
 
 	if ((w->flags & PW_EXPANDS) == 0) {
 		if ((w->flags & PW_TILDE) && w->text[0] == '~') {
-			char	*q = policy_shell_quote(w->text + 1);
+			char	*q;
 
-			if (w->text[1] == '\0')
-				free(q), q = xstrdup("");
+			/* ~/a b is ~'/a b': the tilde stays unquoted. */
 			buf_addc(&b, '~');
-			buf_adds(&b, q);
-			free(q);
+			if (w->text[1] != '\0') {
+				q = policy_shell_quote(w->text + 1);
+				buf_adds(&b, q);
+				free(q);
+			}
 			return buf_detach(&b, NULL);
 		}
 		return policy_shell_quote(w->text);
