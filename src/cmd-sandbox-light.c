@@ -381,6 +381,18 @@ send_resize(int fd, int *next_id, pid_t pid)
 	send_frame(fd, o);
 }
 
+/* Our stdin is /dev/null or closed: nothing to forward. */
+static int
+stdin_is_null(void)
+{
+	struct stat	 st, null;
+
+	if (fstat(STDIN_FILENO, &st) != 0)
+		return 1;
+	return S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 &&
+	    st.st_rdev == null.st_rdev;
+}
+
 /*
  * Stream one command: its stdout and stderr go to ours, our stdin to its.
  * ^C (SIGINT) interrupts its process group; a second one, or SIGTERM/HUP,
@@ -424,7 +436,9 @@ stream_command(struct sandbox *sb, int fd, cJSON *req, int tty, int timeout_s)
 			tcsetattr(STDIN_FILENO, TCSAFLUSH, &tio);
 			tio_saved = 1;
 		}
-	} else
+	} else if (stdin_is_null())
+		in_open = 0;	/* no stdin pipe, no EOF round trip */
+	else
 		cJSON_AddBoolToObject(req, "stdin", 1);
 	if (timeout_s > 0)
 		cJSON_AddNumberToObject(req, "timeout_ms", timeout_s * 1000.0);
@@ -601,7 +615,7 @@ sub_exec(int argc, char **argv)
 		cJSON_Delete(req);
 		return rc;
 	}
-	if ((fd = sandbox_connect(sb, &cause)) == -1) {
+	if ((fd = sandbox_connect_nowait(sb, &cause)) == -1) {
 		rc = fail(cause, EXIT_SANDBOX);
 		free(cause);
 		cJSON_Delete(req);

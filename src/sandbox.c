@@ -455,14 +455,13 @@ wait_readable(int fd, int ms)
 	return r;
 }
 
-/* Connect without the state checks: sandbox_start uses it during launch. */
-int
-sandbox_connect_raw(struct sandbox *sb, int timeout_ms, char **cause)
+/* Connect and send hello (id 0); the reply is not read here. */
+static int
+connect_hello(struct sandbox *sb, char **cause)
 {
 	struct sockaddr_un	 sun;
 	int			 s, dirfd, r;
-	cJSON			*req, *reply = NULL;
-	char			*err = NULL;
+	cJSON			*req;
 
 	if (sandbox_sockaddr(sb, &sun, &dirfd) != 0) {
 		*cause = xprintf("sandbox '%s': %s", sb->id, strerror(errno));
@@ -485,7 +484,26 @@ sandbox_connect_raw(struct sandbox *sb, int timeout_ms, char **cause)
 	cJSON_AddNumberToObject(req, "version", ENVD_VERSION);
 	r = frame_write_fd(s, req);
 	cJSON_Delete(req);
-	if (r != 0 || wait_readable(s, timeout_ms) <= 0 ||
+	if (r != 0) {
+		*cause = xprintf("sandbox '%s': write: %s", sb->id,
+		    strerror(errno));
+		close(s);
+		return -1;
+	}
+	return s;
+}
+
+/* Connect without the state checks: sandbox_start uses it during launch. */
+int
+sandbox_connect_raw(struct sandbox *sb, int timeout_ms, char **cause)
+{
+	int	 s;
+	cJSON	*reply = NULL;
+	char	*err = NULL;
+
+	if ((s = connect_hello(sb, cause)) == -1)
+		return -1;
+	if (wait_readable(s, timeout_ms) <= 0 ||
 	    frame_read_fd(s, &reply, &err) != 1) {
 		*cause = xprintf("sandbox '%s': envd does not answer%s%s",
 		    sb->id, err != NULL ? ": " : "", err != NULL ? err : "");
@@ -504,8 +522,8 @@ sandbox_connect_raw(struct sandbox *sb, int timeout_ms, char **cause)
 	return s;
 }
 
-int
-sandbox_connect(struct sandbox *sb, char **cause)
+static int
+connect_checked(struct sandbox *sb, int wait, char **cause)
 {
 	char		*path;
 	struct stat	 st;
@@ -521,7 +539,11 @@ sandbox_connect(struct sandbox *sb, char **cause)
 			    "resume %s)", sb->id, sb->id);
 			return -1;
 		}
-		if ((fd = sandbox_connect_raw(sb, 5000, cause)) != -1)
+		if (wait)
+			fd = sandbox_connect_raw(sb, 5000, cause);
+		else
+			fd = connect_hello(sb, cause);
+		if (fd != -1)
 			return fd;
 		if (sandbox_socket_alive(sb))
 			return -1;	/* it is there but does not answer */
@@ -530,5 +552,17 @@ sandbox_connect(struct sandbox *sb, char **cause)
 	*cause = xprintf("sandbox '%s' is stopped (holt sandbox start %s)",
 	    sb->id, sb->id);
 	return -1;
+}
+
+int
+sandbox_connect(struct sandbox *sb, char **cause)
+{
+	return connect_checked(sb, 1, cause);
+}
+
+int
+sandbox_connect_nowait(struct sandbox *sb, char **cause)
+{
+	return connect_checked(sb, 0, cause);
 }
 

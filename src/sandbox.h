@@ -67,6 +67,12 @@ int	 sandbox_resume(struct sandbox *, char **cause);
 int	 sandbox_rm(struct sandbox *, char **cause);	/* stop + delete */
 /* A connected envd socket, "hello" answered, blocking, CLOEXEC. */
 int	 sandbox_connect(struct sandbox *, char **cause);
+/*
+ * The same with "hello" (id 0) sent but its reply not awaited, to save a
+ * round trip: the caller's next frames may be sent at once, and it must
+ * skip the frame with id 0 that comes first.
+ */
+int	 sandbox_connect_nowait(struct sandbox *, char **cause);
 void	 sandbox_touch(struct sandbox *);	/* update "last used" */
 
 /* sandbox-seccomp.c: the BPF program for bwrap --seccomp, in a memfd. */
