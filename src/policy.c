@@ -1332,7 +1332,8 @@ norm_shell(struct pctx *c, const struct pcmd *pc, size_t si)
 		if ((t[0] == '-' || t[0] == '+') && t[1] != '\0') {
 			if (t[1] == '-') {
 				if (strcmp(t, "--rcfile") == 0 ||
-				    strcmp(t, "--init-file") == 0) {
+				    strcmp(t, "--init-file") == 0 ||
+				    strcmp(t, "--login") == 0) {
 					item_problem(ITEM(c, si), "%s %s runs a "
 					    "file that cannot be judged",
 					    pc->words[0].text, t);
@@ -1342,6 +1343,16 @@ norm_shell(struct pctx *c, const struct pcmd *pc, size_t si)
 			}
 			if (strchr(t, 'c') != NULL && t[0] == '-')
 				dash_c = 1;
+			/*
+			 * A login or interactive shell first runs ~/.profile
+			 * or ~/.bashrc, which the agent can write.
+			 */
+			if (t[0] == '-' && strpbrk(t + 1, "li") != NULL) {
+				item_problem(ITEM(c, si), "%s %s first runs its "
+				    "startup files (~/.profile, ~/.bashrc), which "
+				    "cannot be judged", pc->words[0].text, t);
+				return;
+			}
 			if (t[strlen(t) - 1] == 'o' || t[strlen(t) - 1] == 'O')
 				i++;
 			continue;

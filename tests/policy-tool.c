@@ -5,7 +5,7 @@
  * JSON that holt policy check --json prints. Rules: the built-in defaults
  * and the files given as arguments.
  *
- *	policy-tool [POLICY-FILE ...] <lines
+ *	policy-tool [-m MODE] [POLICY-FILE ...] <lines
  */
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +18,7 @@ main(int argc, char **argv)
 {
 	struct policy		*p;
 	struct policy_result	*res;
+	enum policy_mode	 mode = POLICY_AUTO;
 	struct buf		 in = BUF_INIT;
 	cJSON			*j;
 	char			 chunk[65536], *cause = NULL, *s, *line, *end;
@@ -25,6 +26,12 @@ main(int argc, char **argv)
 	int			 i;
 
 	p = policy_new();
+	if (argc > 2 && strcmp(argv[1], "-m") == 0) {
+		if (policy_mode_parse(argv[2], &mode) != 0)
+			fatalx("mode '%s': unknown", argv[2]);
+		argc -= 2;
+		argv += 2;
+	}
 	for (i = 1; i < argc; i++) {
 		if (policy_load_file(p, argv[i], argv[i], &cause) != 0)
 			fatalx("%s", cause);
@@ -36,7 +43,7 @@ main(int argc, char **argv)
 		end = memchr(line, '\0', (size_t)(in.data + in.len - line));
 		if (end == NULL)
 			end = in.data + in.len;
-		res = policy_check_command(p, POLICY_AUTO, line);
+		res = policy_check_command(p, mode, line);
 		j = policy_result_json(res);
 		s = json_print(j);
 		printf("%s\n", s);
