@@ -5,7 +5,7 @@
  * pane's title.
  *
  * Lines live in a ring of at most OUT_MAX_LINES lines and OUT_MAX_BYTES
- * bytes; the oldest go first, so a flood costs bounded memory. Each line has
+ * bytes (in chunks); the oldest go first, so a flood costs bounded memory. Each line has
  * a sequence number; the view follows the end or is anchored at a line and
  * row, and a draw wraps only the lines it shows, so its cost does not grow
  * with the scrollback.
@@ -28,8 +28,22 @@ struct out_call {
 	int		 tests;
 };
 
+/*
+ * Lines are packed, NUL-terminated, into chunks, oldest chunk first: a
+ * line costs its bytes and a pointer, not a malloc each. Lines leave in the
+ * order they came, so the oldest line is always in the oldest chunk.
+ */
+#define OUT_CHUNK	(256 * 1024)
+struct out_chunk {
+	struct out_chunk *next;
+	size_t		 used;
+	size_t		 lines;		/* lines still kept in it */
+	char		 data[];
+};
+
 struct output {
-	char		**lines;
+	char		**lines;	/* ring of pointers into the chunks */
+	struct out_chunk *head, *tail;
 	size_t		 start, count;
 	uint64_t	 first_seq;
 	size_t		 bytes;
@@ -78,24 +92,58 @@ out_last_seq(struct output *o)
 	return o->first_seq + o->count - (o->cur.len == 0 && o->count > 0);
 }
 
+/* A new chunk at the tail of the chunk queue. */
+static struct out_chunk *
+out_chunk_new(struct output *o)
+{
+	struct out_chunk	*c;
+
+	c = xmalloc(sizeof *c + OUT_CHUNK);
+	c->next = NULL;
+	c->used = 0;
+	c->lines = 0;
+	if (o->tail != NULL)
+		o->tail->next = c;
+	else
+		o->head = c;
+	o->tail = c;
+	o->bytes += OUT_CHUNK;
+	return c;
+}
+
+/* The oldest line goes; its chunk goes with its last line. */
+static void
+out_evict(struct output *o)
+{
+	struct out_chunk	*c = o->head;
+
+	o->lines[o->start] = NULL;
+	o->start = (o->start + 1) % OUT_MAX_LINES;
+	o->count--;
+	o->first_seq++;
+	if (c != NULL && --c->lines == 0 && c != o->tail) {
+		o->head = c->next;
+		o->bytes -= OUT_CHUNK;
+		free(c);
+	}
+}
+
 static void
 out_push(struct output *o)
 {
-	size_t	 slot;
+	struct out_chunk	*c = o->tail;
+	size_t			 need = o->cur.len + 1;
 
 	while (o->count > 0 && (o->count == OUT_MAX_LINES ||
-	    o->bytes + o->cur.len > OUT_MAX_BYTES)) {
-		slot = o->start;
-		o->bytes -= strlen(o->lines[slot]);
-		free(o->lines[slot]);
-		o->lines[slot] = NULL;
-		o->start = (o->start + 1) % OUT_MAX_LINES;
-		o->count--;
-		o->first_seq++;
-	}
-	slot = (o->start + o->count) % OUT_MAX_LINES;
-	o->lines[slot] = xstrndup(buf_str(&o->cur), o->cur.len);
-	o->bytes += o->cur.len;
+	    o->bytes + OUT_CHUNK > OUT_MAX_BYTES))
+		out_evict(o);
+	if (c == NULL || c->used + need > OUT_CHUNK)
+		c = out_chunk_new(o);
+	memcpy(c->data + c->used, buf_str(&o->cur), o->cur.len);
+	c->data[c->used + o->cur.len] = '\0';
+	o->lines[(o->start + o->count) % OUT_MAX_LINES] = c->data + c->used;
+	c->used += need;
+	c->lines++;
 	o->count++;
 	buf_reset(&o->cur);
 }
@@ -103,12 +151,16 @@ out_push(struct output *o)
 static void
 out_clear(struct output *o)
 {
-	size_t	 i;
+	struct out_chunk	*c, *next;
+	size_t			 i;
 
-	for (i = 0; i < o->count; i++) {
-		free(o->lines[(o->start + i) % OUT_MAX_LINES]);
+	for (i = 0; i < o->count; i++)
 		o->lines[(o->start + i) % OUT_MAX_LINES] = NULL;
+	for (c = o->head; c != NULL; c = next) {
+		next = c->next;
+		free(c);
 	}
+	o->head = o->tail = NULL;
 	o->first_seq += o->count + 1;
 	o->start = o->count = o->bytes = 0;
 	buf_reset(&o->cur);
