@@ -68,6 +68,7 @@ struct proc {
 	int		 pty;
 	struct stream	 out, err;
 	int		 in_fd;
+	int		 status_fd;	/* the shim writes the command's status */
 	struct buf	 in;
 	int		 in_eof;
 	struct sub	*subs;
@@ -244,6 +245,8 @@ proc_free(struct proc *p)
 		close(p->err.fd);
 	if (p->in_fd != -1)
 		close(p->in_fd);
+	if (p->status_fd != -1)
+		close(p->status_fd);
 	buf_release(&p->out.ring);
 	buf_release(&p->err.ring);
 	buf_release(&p->in);
@@ -415,14 +418,30 @@ procs_trim(void)
 	}
 }
 
+static void kill_tree_hard(pid_t);
+
 static void
 proc_exited(struct proc *p, int status)
 {
 	size_t	 i;
-	int	 k;
+	int	 k, real;
 
 	p->exited = 1;
 	p->status = status;
+	/*
+	 * The shim reports the command's own status before it exits. If it
+	 * did not, it was killed (the command may kill it: same uid), and
+	 * its tree, now re-parented to us, would escape the command's end:
+	 * kill what is left of its session and descendants.
+	 */
+	if (p->status_fd != -1) {
+		if (read(p->status_fd, &real, sizeof real) == (ssize_t)sizeof real)
+			p->status = real;
+		else
+			kill_tree_hard(p->pid);
+		close(p->status_fd);
+		p->status_fd = -1;
+	}
 	p->duration_ms = mono_ms() - p->start_ms;
 	/* All it wrote is in the pipes now: take it, then close them. */
 	for (k = 0; k < 1024 && p->out.fd != -1; k++)
@@ -582,6 +601,7 @@ shim(void)
 		_exit(126);
 	if (main_pid == 0) {
 		prctl(PR_SET_CHILD_SUBREAPER, 0);
+		close(3);
 		return;
 	}
 	for (k = 0; k < nitems(ignored); k++)
@@ -604,6 +624,10 @@ shim(void)
 			break;
 		}
 	}
+	/* Said before dying: a shim killed by someone says nothing. */
+	if (write(3, &main_status, sizeof main_status) < 0)
+		_exit(126);
+	close(3);
 	if (WIFSIGNALED(main_status)) {
 		sig = WTERMSIG(main_status);
 		signal(sig, SIG_DFL);
@@ -666,6 +690,7 @@ proc_spawn(const cJSON *req, char **cause)
 	    "pty"), *in = cJSON_GetObjectItemCaseSensitive(req, "stdin");
 	struct proc	 *p;
 	int		  o[2] = { -1, -1 }, er[2] = { -1, -1 }, i[2] = { -1, -1 };
+	int		  sp[2];
 	int		  master = -1, slave = -1;
 	struct stat	  st;
 	struct winsize	  ws;
@@ -712,8 +737,12 @@ proc_spawn(const cJSON *req, char **cause)
 		fcntl(o[0], F_SETPIPE_SZ, 1024 * 1024);
 	}
 
+	if (pipe2(sp, O_CLOEXEC) != 0)
+		fatal("pipe2");
 	if ((pid = fork()) == -1) {
 		*cause = xprintf("fork: %s", strerror(errno));
+		close(sp[0]);
+		close(sp[1]);
 		free(cwd);
 		argv_free(argv);
 		return NULL;
@@ -731,7 +760,12 @@ proc_spawn(const cJSON *req, char **cause)
 			dup2(o[1], 1);
 			dup2(er[1], 2);
 		}
-		close_range(3, ~0U, 0);
+		/* fd 3: where the shim reports how the command ended. */
+		if (sp[1] == 3)
+			fcntl(3, F_SETFD, 0);
+		else if (dup2(sp[1], 3) == -1)
+			_exit(126);
+		close_range(4, ~0U, 0);
 		shim();
 		env = cJSON_GetObjectItemCaseSensitive(req, "env");
 		cJSON_ArrayForEach(e, env) {
@@ -752,6 +786,9 @@ proc_spawn(const cJSON *req, char **cause)
 	p = xcalloc(1, sizeof *p);
 	p->pid = pid;
 	p->start_ms = mono_ms();
+	close(sp[1]);
+	p->status_fd = sp[0];
+	file_set_nonblock(p->status_fd);
 	buf_init(&p->out.ring);
 	buf_init(&p->err.ring);
 	buf_init(&p->in);

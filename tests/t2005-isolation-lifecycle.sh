@@ -107,14 +107,11 @@ test_expect_success 'a command that stops or signals its shim still times out' '
 kill_marked $m-stopshim
 kill_marked $m-sigshim
 
-# Known breakage: a command runs under a per-command shim (its parent, a
-# child subreaper) that holds its tree together. The command may kill its
-# shim (same uid): the shim's death is taken for the command's exit (137 at
-# once), and the rest of the tree is re-parented to holt-envd, out of reach
-# of the timeout and of the command's end. A fix: any process re-parented to
-# envd that is not a shim or a service envd started itself can only come
-# from a dead shim; envd can kill those whenever a shim dies.
-test_expect_failure 'a command that kills its shim does not escape' '
+# A command runs under a per-command shim (its parent, a child subreaper)
+# that holds its tree together. The command may kill its shim (same uid):
+# the shim then never reports the command's status, and envd, seeing it die
+# without a word, kills what is left of the command's session and tree.
+test_expect_success 'a command that kills its shim does not escape' '
 	holt sandbox exec --timeout 3 "$a" -- sh -c \
 		"kill -9 \$PPID; exec /workspace/holt-attack sleep $m-noshim 60" ;
 	echo "exit $?" &&
