@@ -8,6 +8,7 @@ approvals the way the server does (approval.decided to every client).
 
   fake-server.py --socket S --script F --log L [--ctl C]
   fake-server.py --ctl C --send '{"event": {...}}'     # inject, from a test
+  fake-server.py --ctl C --send @FILE                  # the same from a file
 
 Script: {"session": STATE, "events": [logged events], "live": [{"delay_ms":
 N, "event": EVENT} | {"delay_ms": N, "state": {fields}}]}. Control
@@ -263,7 +264,11 @@ def main():
     if a.send is not None:
         c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         c.connect(a.ctl)
-        c.sendall(a.send.encode())
+        msg = a.send
+        if msg.startswith("@"):          # a file, for messages too long for argv
+            with open(msg[1:]) as f:
+                msg = f.read()
+        c.sendall(msg.encode())
         c.shutdown(socket.SHUT_WR)
         sys.stdout.write(c.recv(16).decode())
         return 0

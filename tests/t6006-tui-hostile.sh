@@ -64,6 +64,18 @@ test_expect_success TMUX 'a 2 MB line is wrapped and bounded' '
 	tui_wait a "^> typing worksx"
 '
 
+test_expect_success TMUX 'a flood of tabs and colours without a newline is split too' '
+	python3 -c "
+import json
+print(json.dumps({\"event\": {\"type\": \"tool.output\", \"call_id\": \"e\",
+    \"data\": \"\t\" * 300000 + \"\x1b[31m\" * 100000 + \"end-of-flood\\n\"}}))
+" >tabs.json &&
+	fake_ctl @tabs.json &&
+	tui_wait a "end-of-flood" &&
+	tui_keys a "y" &&
+	tui_wait a "^> typing worksxy"
+'
+
 test_expect_success TMUX 'wide characters typed into the input line are sent whole' '
 	tui_keys a C-u "日本語 🎉 ok" &&
 	tui_wait a "^> 日本語 🎉 ok" &&

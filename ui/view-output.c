@@ -134,6 +134,8 @@ out_push(struct output *o)
 	struct out_chunk	*c = o->tail;
 	size_t			 need = o->cur.len + 1;
 
+	if (need > OUT_CHUNK)	/* out_feed splits lines long before */
+		BUG();
 	while (o->count > 0 && (o->count == OUT_MAX_LINES ||
 	    o->bytes + OUT_CHUNK > OUT_MAX_BYTES))
 		out_evict(o);
@@ -189,12 +191,11 @@ out_feed(struct output *o, const char *data, size_t len)
 			if (c >= 0x20 && c != 0x7f) {
 				/* The common case: a run of plain bytes. */
 				for (run = i; run < len && u[run] >= 0x20 &&
-				    u[run] != 0x7f; run++)
+				    u[run] != 0x7f && run - i <
+				    OUT_LINE_MAX - o->cur.len; run++)
 					;
 				buf_add(&o->cur, data + i, run - i);
 				i = run - 1;
-				if (o->cur.len >= OUT_LINE_MAX)
-					out_push(o);
 			} else if (c == '\n')
 				out_push(o);
 			else if (c == '\r')
@@ -233,6 +234,9 @@ out_feed(struct output *o, const char *data, size_t len)
 			o->st = (c == '\\') ? OS_NORMAL : OS_OSC;
 			break;
 		}
+		/* Whatever made it long (text, tabs, colours): split. */
+		if (o->cur.len >= OUT_LINE_MAX)
+			out_push(o);
 	}
 }
 
