@@ -49,4 +49,20 @@ test_expect_success BWRAP 'a stopped sandbox (a reboot) is started on attach' '
 	holt sandbox ls | grep "$id.*running"
 '
 
+test_expect_success BWRAP 'log -f follows the log as it grows' '
+	cat >f.json <<-\EOF &&
+	{ "turns": [ { "text": "first", "tool_calls": [] },
+	             { "delay_ms": 300, "text": "second answer", "tool_calls": [] } ] }
+	EOF
+	holt new -d -s fol --model script:f.json "one" &&
+	test_wait_for 100 "holt log -t fol | grep \"run finished\"" &&
+	{ "$HOLT_BUILD_DIR/holt" -L "$HOLT_SOCKET" log -t fol -f >follow 2>&1 & } &&
+	pid=$! &&
+	sleep 0.3 &&
+	holt send -t fol "two" &&
+	test_wait_for 100 "grep -q \"agent: second answer\" follow" &&
+	kill $pid &&
+	test $(grep -c "session fol created" follow) = 1
+'
+
 test_done
