@@ -600,37 +600,130 @@ psh_param(struct psh *ps, struct buf *b, int *flags, int in_dq)
 	return 0;
 }
 
-/* $((...)): 1 if it is arithmetic (pos moved), 0 if not, -1 error. */
+/*
+ * Arithmetic text from "from" to its closing "))" (or "]" for $[...]):
+ * the substitutions inside it run, so they are parsed and their commands
+ * are parts. Returns 1 and *endp after the closer; 0 if the parentheses
+ * close as something else ($( (a) ) is a command substitution), with what
+ * was made dropped; -1 on error.
+ */
 static int
-psh_arith(struct psh *ps, struct buf *b, int *flags)
+psh_arith_scan(struct psh *ps, size_t from, int bracket, size_t *endp)
 {
-	size_t	 i = ps->pos + 3, start = ps->pos;
-	int	 depth = 0, c;
+	struct buf	 junk = BUF_INIT;
+	const char	*q;
+	size_t		 save = ps->pos, mark = ps->out->ncmds;
+	size_t		 npending = ps->npending;
+	int		 depth = 0, c, jf = 0, r;
 
-	for (; i < ps->len; i++) {
-		c = (unsigned char)ps->s[i];
+	ps->pos = from;
+	for (;;) {
+		c = psh_peekc(ps, 0);
+		if (c == -1) {
+			r = psh_error(ps, "unterminated arithmetic at offset %zu",
+			    save);
+			break;
+		}
+		if (c == '$') {
+			if ((r = psh_dollar(ps, &junk, &jf, 1)) != 0)
+				break;
+			continue;
+		}
+		if (c == '`') {
+			if ((r = psh_backtick(ps, &junk, &jf, 1)) != 0)
+				break;
+			continue;
+		}
+		if (c == '"') {
+			ps->pos++;
+			if ((r = psh_dq(ps, &junk, &jf, 0)) != 0)
+				break;
+			continue;
+		}
+		if (c == '\'') {
+			q = memchr(ps->s + ps->pos + 1, '\'', ps->len - ps->pos - 1);
+			if (q == NULL) {
+				r = psh_error(ps, "unterminated single quote");
+				break;
+			}
+			ps->pos = (size_t)(q - ps->s) + 1;
+			continue;
+		}
+		if (c == '\\') {
+			ps->pos += psh_peekc(ps, 1) == -1 ? 1 : 2;
+			continue;
+		}
+		ps->pos++;
+		if (bracket) {
+			if (c == '[')
+				depth++;
+			else if (c == ']' && depth-- == 0) {
+				r = 1;
+				break;
+			}
+			continue;
+		}
 		if (c == '(')
 			depth++;
 		else if (c == ')') {
 			if (depth > 0)
 				depth--;
-			else if (i + 1 < ps->len && ps->s[i + 1] == ')') {
-				ps->pos = i + 2;
-				buf_add(b, ps->s + start, ps->pos - start);
-				*flags |= PW_ARITH;
-				/* Names in arithmetic are evaluated, recursively. */
-				for (i = start + 3; i < ps->pos - 2; i++) {
-					c = (unsigned char)ps->s[i];
-					if (isalpha(c) || c == '_' || c == '$' ||
-					    c == '`')
-						*flags |= PW_UNSAFE;
-				}
-				return 1;
-			} else
-				return 0;
+			else if (psh_peekc(ps, 0) == ')') {
+				ps->pos++;
+				r = 1;
+				break;
+			} else {
+				r = 0;
+				break;
+			}
 		}
 	}
-	return psh_error(ps, "unterminated $(( at offset %zu", start);
+	buf_release(&junk);
+	if (r == 1)
+		*endp = ps->pos;
+	if (r == 0) {
+		while (ps->out->ncmds > mark)
+			psh_cmd_release(&ps->out->cmds[--ps->out->ncmds]);
+		while (ps->npending > npending)
+			free(ps->pending[--ps->npending].delim);
+	}
+	ps->pos = save;
+	return r;
+}
+
+/* Text of arithmetic that reads names evaluates them, recursively. */
+static int
+psh_arith_unsafe(const char *s, size_t n)
+{
+	size_t	 i;
+
+	for (i = 0; i < n; i++) {
+		if (isalpha((unsigned char)s[i]) || s[i] == '_' || s[i] == '$' ||
+		    s[i] == '`')
+			return 1;
+	}
+	return 0;
+}
+
+/* $((...)): 1 if it is arithmetic (pos moved), 0 if not, -1 error. */
+static int
+psh_arith(struct psh *ps, struct buf *b, int *flags)
+{
+	size_t	 start = ps->pos, end;
+	int	 r;
+
+	if (psh_enter(ps) != 0)
+		return -1;
+	r = psh_arith_scan(ps, ps->pos + 3, 0, &end);
+	ps->depth--;
+	if (r != 1)
+		return r;
+	ps->pos = end;
+	buf_add(b, ps->s + start, end - start);
+	*flags |= PW_ARITH;
+	if (psh_arith_unsafe(ps->s + start + 3, end - start - 5))
+		*flags |= PW_UNSAFE;
+	return 1;
 }
 
 /* $(...): the commands inside are parsed as a list of their own. */
@@ -679,12 +772,13 @@ psh_dollar(struct psh *ps, struct buf *b, int *flags, int in_dq)
 		return psh_cmdsubst(ps, b, flags, 2);
 	}
 	if (c == '[') {
-		i = ps->pos + 2;
-		while (i < ps->len && ps->s[i] != ']')
-			i++;
-		if (i >= ps->len)
-			return psh_error(ps, "unterminated $[");
-		ps->pos = i + 1;
+		if (psh_enter(ps) != 0)
+			return -1;
+		r = psh_arith_scan(ps, ps->pos + 2, 1, &i);
+		ps->depth--;
+		if (r != 1)
+			return -1;
+		ps->pos = i;
 		buf_add(b, ps->s + start, ps->pos - start);
 		*flags |= PW_ARITH | PW_UNSAFE;
 		return 0;
@@ -1060,23 +1154,17 @@ psh_arith_cmd(struct psh *ps)
 	struct psh_cmd		 b;
 	struct policy_word	 w;
 	size_t			 i, idx, start = ps->pos;
-	int			 depth = 0;
+	int			 r;
 
-	for (i = ps->pos + 2; i < ps->len; i++) {
-		if (ps->s[i] == '(')
-			depth++;
-		else if (ps->s[i] == ')') {
-			if (depth > 0)
-				depth--;
-			else if (i + 1 < ps->len && ps->s[i + 1] == ')')
-				break;
-			else
-				return psh_error(ps, "unbalanced (( at offset %zu",
-				    start);
-		}
-	}
-	if (i >= ps->len)
-		return psh_error(ps, "unterminated (( at offset %zu", start);
+	if (psh_enter(ps) != 0)
+		return -1;
+	r = psh_arith_scan(ps, ps->pos + 2, 0, &i);
+	ps->depth--;
+	if (r == 0)
+		return psh_error(ps, "unbalanced (( at offset %zu", start);
+	if (r != 1)
+		return -1;
+	i -= 2;		/* at the closing )) */
 	memset(&b, 0, sizeof b);
 	b.c.kind = PC_ARITH;
 	w.text = xstrndup(ps->s + start, i + 2 - start);
