@@ -246,6 +246,24 @@ psh_skip(struct psh *ps)
 	}
 }
 
+/* A command of its own for an expansion that may run code. */
+static int
+psh_expansion(struct psh *ps, const char *what)
+{
+	struct policy_cmd	*c;
+	size_t			 idx;
+
+	if (psh_reserve(ps, &idx) != 0)
+		return -1;
+	c = &ps->out->cmds[idx];
+	c->kind = PC_EXPANSION;
+	c->words = xcalloc(1, sizeof *c->words);
+	c->words[0].text = xstrdup(what);
+	c->words[0].flags = PW_UNSAFE;
+	c->nwords = 1;
+	return 0;
+}
+
 /* Read the bodies of pending here-documents, after a newline. */
 static int
 psh_heredoc_body(struct psh *ps, struct psh_heredoc *h)
@@ -306,6 +324,8 @@ psh_heredoc_body(struct psh *ps, struct psh_heredoc *h)
 
 			r = psh_dq(&sub, &junk, &flags, 1);
 			buf_release(&junk);
+			if (r == 0 && (flags & PW_UNSAFE))
+				r = psh_expansion(ps, "here-document");
 		}
 		while (sub.npending > 0)
 			free(sub.pending[--sub.npending].delim);

@@ -1799,6 +1799,14 @@ norm_redirs(struct pctx *c, const struct policy_cmd *pcmd)
 		 * bash opens a network connection for < /dev/tcp/HOST/PORT
 		 * (writes there are outside the workspace anyway).
 		 */
+		if ((r->op == PR_HERESTRING || r->op == PR_DUP_IN) &&
+		    (r->target.flags & PW_UNSAFE)) {
+			struct pitem *it = item_new(c);
+
+			item_form(it, xprintf("<<< %s", r->target.text));
+			item_problem(it, "'%s' may run commands when expanded",
+			    r->target.text);
+		}
 		if ((r->op == PR_IN || r->op == PR_RW) &&
 		    (strncmp(r->target.text, "/dev/tcp/", 9) == 0 ||
 		    strncmp(r->target.text, "/dev/udp/", 9) == 0 ||
@@ -1886,6 +1894,14 @@ norm_parsed_kind(struct pctx *c, const struct policy_cmd *pcmd)
 				return;
 			}
 		}
+		return;
+	case PC_EXPANSION:
+		it = item_new(c);
+		item_form(it, xprintf("(%s)", pcmd->nwords > 0 ?
+		    pcmd->words[0].text : "expansion"));
+		item_problem(it, "the %s expands ${x@P}, ${!x}, arithmetic or a "
+		    "subscript, which may run commands", pcmd->nwords > 0 ?
+		    pcmd->words[0].text : "expansion");
 		return;
 	case PC_TEST:
 		/*

@@ -139,7 +139,8 @@ enum policy_cmd_kind {
 	PC_FUNCDEF,	/* NAME() ... or function NAME: words[0] is NAME */
 	PC_ARITH,	/* (( ... )) or for ((;;)): words[0] is the text */
 	PC_TEST,	/* [[ ... ]]: words are the test's */
-	PC_FOR		/* for NAME in WORDS: words[0] is NAME */
+	PC_FOR,		/* for NAME in WORDS: words[0] is NAME */
+	PC_EXPANSION	/* a here-document whose expansion may run code */
 };
 struct policy_cmd {
 	enum policy_cmd_kind	 kind;
