@@ -60,7 +60,7 @@ char	*sandbox_socket_path(struct sandbox *);	/* run/envd.sock, caller frees */
 enum sandbox_state sandbox_state(struct sandbox *);
 const char *sandbox_state_name(enum sandbox_state);
 
-int	 sandbox_start(struct sandbox *, char **cause);	/* no-op if running */
+int	 sandbox_start(struct sandbox *, char **cause);	/* no-op unless stopped */
 int	 sandbox_stop(struct sandbox *, char **cause);	/* no-op if stopped */
 int	 sandbox_pause(struct sandbox *, char **cause);
 int	 sandbox_resume(struct sandbox *, char **cause);
