@@ -1583,7 +1583,8 @@ op_forward(struct client *c, double id, const cJSON *req)
 		reply_error(c, id, "forward: bad port");
 		return;
 	}
-	if ((s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+	if ((s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1) {
 		reply_error(c, id, "socket: %s", strerror(errno));
 		return;
 	}
@@ -1591,13 +1592,17 @@ op_forward(struct client *c, double id, const cJSON *req)
 	sin.sin_family = AF_INET;
 	sin.sin_port = htons((uint16_t)port);
 	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	/* Loopback connects complete (or fail) at once. */
-	if (connect(s, (struct sockaddr *)&sin, sizeof sin) != 0) {
+	/*
+	 * Loopback connects complete or fail at once, except when the
+	 * listener's backlog is full: then the connect goes on in the
+	 * background, and a failure shows as the stream's end.
+	 */
+	if (connect(s, (struct sockaddr *)&sin, sizeof sin) != 0 &&
+	    errno != EINPROGRESS) {
 		reply_error(c, id, "port %d: %s", port, strerror(errno));
 		close(s);
 		return;
 	}
-	file_set_nonblock(s);
 	reply_ok(c, id);
 	c->tcp = s;
 	buf_init(&c->to_tcp);
