@@ -130,6 +130,23 @@ test_expect_success TMUX 'C-b T switches the theme on the running screen' '
 	tui_wait a "theme: default"
 '
 
+test_expect_success TMUX 'colours fit the terminal: direct colour, 256 colours, 8 colours' '
+	if infocmp xterm-direct >/dev/null 2>&1; then
+		TUI_CMD="env TERM=xterm-direct $TUI_CMD" tui_start tc -T light -t s &&
+		tui_wait tc "holt │ s" &&
+		status_sgr tc | grep -a "48;2;0;95;135" || return 1
+	else
+		say "no xterm-direct terminfo (ncurses-term): direct colour not checked"
+	fi &&
+	TUI_CMD="env TERM=xterm-256color $TUI_CMD" tui_start t256 -T light -t s &&
+	tui_wait t256 "holt │ s" &&
+	status_sgr t256 | grep -a "48;5;24[;m]" &&
+	TUI_CMD="env TERM=screen $TUI_CMD" tui_start t8 -T light -t s &&
+	tui_wait t8 "holt │ s" &&
+	status_sgr t8 | grep -a -E "(\[|;)44(;|m)" &&
+	! status_sgr t8 | grep -a -E "[34]8;[25];"
+'
+
 test_expect_success TMUX 'the theme option of holt.conf is used' '
 	mkdir -p "$HOLT_HOME/config" &&
 	echo "theme = high-contrast" >"$HOLT_HOME/config/holt.conf" &&
