@@ -68,6 +68,7 @@ struct tui {
 	uint64_t	 flash_until;
 
 	struct tui_bg	*job;
+	int		 detach_warned;
 
 	int		 rows, cols;
 	int		 too_small;
@@ -1114,6 +1115,13 @@ tui_action(struct tui *t, enum ui_action a)
 {
 	switch (a) {
 	case ACT_DETACH:
+		/* A push in flight dies with the screen: say so once. */
+		if (t->job != NULL && !t->detach_warned) {
+			t->detach_warned = 1;
+			tui_flash(t, "a push is still running; detach again to "
+			    "stop it");
+			return 1;
+		}
 		t->done = 1;
 		t->detached = 1;
 		return 1;
