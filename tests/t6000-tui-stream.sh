@@ -102,6 +102,11 @@ test_expect_success TMUX 'search finds text in the transcript, or says it is not
 	tui_keys a "off by" Enter &&
 	tui_gone a "search:" &&
 	! tui_screen a | grep -q "no more matches" &&
+	tui_keys a / C-u "int main" Enter &&
+	tui_wait a "result:" &&
+	tui_wait a "      int main(void)" &&
+	tui_keys a Enter &&
+	tui_gone a "result:" &&
 	tui_keys a / C-u &&
 	tui_keys a "zzz-not-there" Enter &&
 	tui_wait a "zzz-not-there.: no more matches"

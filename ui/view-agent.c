@@ -581,8 +581,13 @@ agent_search_next(struct pane *p)
 			a->follow = 0;
 			a->top_item = i;
 			a->top_row = 0;
-			if (a->items[i]->kind == IT_TOOL)
+			if (a->items[i]->kind == IT_TOOL) {
 				a->sel = (long)i;
+				/* A match in the arguments or result: show them. */
+				if (strcasestr(buf_str(&a->items[i]->text),
+				    a->search) == NULL)
+					a->items[i]->expanded = 1;
+			}
 			return;
 		}
 	}
