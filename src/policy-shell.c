@@ -70,6 +70,7 @@ struct psh {
 	size_t			*allocp;	/* shared with children */
 	struct psh_heredoc	*pending;
 	size_t			 npending;
+	int			 amp_redir;	/* the last redirection was &> */
 };
 
 /* A command being built. */
@@ -1100,7 +1101,7 @@ psh_redir(struct psh *ps, struct psh_cmd *b)
 	    RP("<", PR_IN) || RP(">>", PR_APPEND) || RP(">|", PR_CLOBBER) ||
 	    RP(">&", PR_DUP_OUT) || RP(">", PR_OUT) ||
 	    (fd == -1 && (RP("&>>", PR_ALL_APPEND) || RP("&>", PR_ALL))))
-		;
+		ps->amp_redir = *s == '&';
 	else
 		return psh_error(ps, "bad redirection at offset %zu", ps->pos);
 #undef RP
@@ -1124,6 +1125,12 @@ psh_redir(struct psh *ps, struct psh_cmd *b)
 		}
 		if (w.text[i] != '\0' || i == 0)
 			op = fd == -1 ? PR_ALL : PR_OUT;
+	}
+	if (op == PR_HEREDOC && (w.flags & (PW_SUBST|PW_PROCSUBST|PW_ARITH))) {
+		/* sh and bash do not agree on what such a delimiter runs. */
+		free(w.text);
+		return psh_error(ps, "a here-document delimiter with a "
+		    "substitution at offset %zu", ps->pos);
 	}
 	if (op == PR_HEREDOC) {
 		ps->pending = xreallocarray(ps->pending, ps->npending + 1,
@@ -1273,7 +1280,7 @@ psh_simple(struct psh *ps)
 	struct psh_cmd		 b;
 	struct policy_word	 w;
 	size_t			 idx, start, i;
-	int			 c, unsafe;
+	int			 c, unsafe, amp = 0;
 
 	memset(&b, 0, sizeof b);
 	if (psh_reserve(ps, &idx) != 0)
@@ -1287,7 +1294,17 @@ psh_simple(struct psh *ps)
 		if (psh_at_redir(ps)) {
 			if (psh_redir(ps, &b) != 0)
 				goto fail;
+			amp |= ps->amp_redir;
 			continue;
+		}
+		if (amp) {
+			/*
+			 * sh has no &>: "a &>f b" is "a &" then ">f b" to
+			 * it, and b runs. Words after it cannot be judged.
+			 */
+			psh_error(ps, "words after '&>' at offset %zu: sh runs "
+			    "them as a command of their own", ps->pos);
+			goto fail;
 		}
 		if ((c == '<' || c == '>') && psh_peekc(ps, 1) == '(') {
 			if (psh_procsubst(ps, &w) != 0)

@@ -97,7 +97,8 @@ for cmd, out in zip(lines, r.stdout.decode("utf-8", "replace").split("\n")):
         if p.get("write"):
             continue
         words = p["command"].split(" ")
-        while words and re.match(r"^[A-Za-z_][A-Za-z0-9_]*\+?=", words[0]):
+        # NAME=value prefixes, re-quoted when they hold odd characters
+        while words and re.match(r"^'?[^ ']*=", words[0]):
             words.pop(0)
         if not words:
             continue
