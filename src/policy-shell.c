@@ -1381,6 +1381,7 @@ psh_for(struct psh *ps)
 	if (psh_peekc(ps, 0) == '(' && psh_peekc(ps, 1) == '(') {
 		if (psh_arith_cmd(ps) != 0)
 			return -1;
+		ps->out->cmds[ps->out->ncmds - 1].flags |= PC_F_FOR;
 	} else {
 		c = psh_peekc(ps, 0);
 		if (c == -1 || psh_is_meta(c))

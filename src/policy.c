@@ -63,6 +63,7 @@ static const char policy_defaults[] =
     "|realpath|readlink|stat|du|df|which|type|whoami|id|uname|date"
     "|printenv|seq|sleep|cut|tr|diff|cmp|comm|nl|od|sha256sum|sha1sum"
     "|md5sum|grep|egrep|fgrep|jq|test|\\[|\\[\\[|cd|pushd|popd)(\\s|$)\n"
+    "allow ^(:|break|continue|exit|return|shift|wait)(\\s|$)\n"
     "allow ^command -[vV](\\s|$)\n"
     "allow ^find(?!.*\\s-(delete|fprint0?|fprintf|fls)(\\s|$))(\\s|$)\n"
     "allow ^rg(?!.*\\s--pre(=|\\s|$))(\\s|$)\n"
@@ -1880,8 +1881,11 @@ norm_parsed_kind(struct pctx *c, const struct policy_cmd *pcmd)
 		}
 		if (*t != '\0')
 			item_problem(it, "arithmetic on variables may run commands");
+		else if ((pcmd->flags & PC_F_FOR) == 0)
+			item_problem(it, "sh reads (( )) as two subshells and "
+			    "runs what is inside as a command");
 		else
-			it->transparent = 1;
+			it->transparent = 1;	/* for ((;;)) */
 		return;
 	case PC_FOR:
 		for (i = 1; i < pcmd->nwords; i++) {

@@ -154,6 +154,7 @@ struct policy_cmd {
 	int			 flags;
 #define PC_F_SUBST	0x1	/* inside a substitution or here-document */
 #define PC_F_SUBSHELL	0x2	/* inside ( ) */
+#define PC_F_FOR	0x4	/* PC_ARITH of for ((;;)) */
 };
 struct policy_parse {
 	struct policy_cmd	*cmds;
