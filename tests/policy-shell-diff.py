@@ -12,6 +12,7 @@
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -96,18 +97,21 @@ for cmd, out in zip(lines, r.stdout.decode("utf-8", "replace").split("\n")):
     for p in d["parts"]:
         if p.get("write"):
             continue
-        words = p["command"].split(" ")
-        # NAME=value prefixes, re-quoted when they hold odd characters
-        while words and re.match(r"^'?[^ ']*=", words[0]):
+        try:
+            words = shlex.split(p["command"])
+        except ValueError:
+            words = p["command"].split(" ")
+        # NAME=value prefixes
+        while words and re.match(r"^[^ ']*=", words[0]):
             words.pop(0)
         if not words:
             continue
-        first.add(words[0].strip("'"))
+        first.add(words[0])
         # What a judged part runs by design: the script a shell is given
         # (bash script.sh is judged as itself), xargs' default echo.
         if words[0] in ("sh", "bash", "dash") and not any(
                 w.startswith("-") and "c" in w for w in words[1:]):
-            extra |= set(w.strip("'") for w in words[1:])
+            extra |= set(words[1:])
         if words[0] == "xargs":
             extra.add("echo")
     todo.append((cmd, first | extra))
