@@ -14,6 +14,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -69,6 +70,9 @@ struct tui {
 
 	struct tui_bg	*job;
 	int		 detach_warned;
+
+	size_t		 read_since_trim;
+	uint64_t	 last_trim;
 
 	int		 rows, cols;
 	int		 too_small;
@@ -437,6 +441,7 @@ tui_read_server(struct tui *t)
 		}
 		frame_decoder_feed(&t->dec, data, (size_t)n);
 		total += (size_t)n;
+		t->read_since_trim += (size_t)n;
 		while ((rc = frame_decoder_next(&t->dec, &m, &why)) == 1) {
 			tui_message(t, m);
 			cJSON_Delete(m);
@@ -1401,6 +1406,16 @@ tui_tick(struct tui *t)
 	if (st != NULL && strcmp(st, "working") == 0)
 		t->status_dirty = 1;
 	tui_job_collect(t);
+	/*
+	 * A stream of output leaves the heap full of freed frames and parse
+	 * trees; hand the pages back now and then (it walks the heap, so at
+	 * most once a second, and only after megabytes came in).
+	 */
+	if (t->read_since_trim > 4 * 1024 * 1024 && now - t->last_trim > 1000) {
+		malloc_trim(0);
+		t->read_since_trim = 0;
+		t->last_trim = now;
+	}
 	return now;
 }
 
