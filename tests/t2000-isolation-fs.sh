@@ -203,7 +203,7 @@ test_expect_success 'a symlink swapped in between check and use' '
 		ln -sf "$TRASH_DIRECTORY/flip-target" l.tmp && mv -f l.tmp flip
 		ln -sf "$TRASH_DIRECTORY/host-secret" l.tmp && mv -f l.tmp flip
 		n=\$((n + 1))
-		echo \$n >flip-count
+		echo \$n >c.tmp && mv -f c.tmp flip-count
 	done
 	EOF
 	holt sandbox put "$sbx" flipper.sh /workspace/flipper.sh &&
@@ -250,7 +250,7 @@ test_expect_success 'a directory swapped for a magic link between check and use'
 		ln -sfn /proc/self/fd/4 l.tmp && mv -fT l.tmp dflip
 		ln -sfn /proc/1/fd/4 l.tmp && mv -fT l.tmp dflip
 		n=$((n + 1))
-		echo $n >dflip-count
+		echo $n >dc.tmp && mv -f dc.tmp dflip-count
 	done
 	EOF
 	holt sandbox put "$sbx" dflipper.sh /workspace/dflipper.sh &&
