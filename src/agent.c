@@ -13,6 +13,7 @@
  * have run (at-least-once).
  */
 #include <sys/file.h>
+#include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,6 +96,7 @@ struct agent {
 	size_t			 logged_output;
 	struct event		*kick;
 	int			 lock_fd;	/* one agent per session */
+	char			*warning;	/* told at agent_start */
 };
 
 static void	agent_process(struct agent *);
@@ -1061,6 +1063,45 @@ agent_envd(struct agent *a, char **cause)
 
 /* Public. */
 
+/*
+ * The repository's own .holt/policy, which may only tighten. The workspace
+ * is hostile: the file must be a regular file really inside it (no link
+ * out to a host file), and a broken one is reported, not fatal, so that a
+ * repository cannot stop its own sessions.
+ */
+static void
+agent_workspace_policy(struct agent *a)
+{
+	char		*ws, *path, *real = NULL, *realws = NULL, *cause = NULL;
+	struct stat	 sb;
+
+	ws = sandbox_workspace(a->sbx);
+	path = xprintf("%s/%s", ws, POLICY_WORKSPACE_FILE);
+	if (lstat(path, &sb) != 0)
+		goto out;
+	realws = realpath(ws, NULL);
+	real = realpath(path, NULL);
+	if (!S_ISREG(sb.st_mode) || realws == NULL || real == NULL ||
+	    strncmp(real, realws, strlen(realws)) != 0 ||
+	    real[strlen(realws)] != '/') {
+		a->warning = xprintf("the workspace's %s is not a regular file "
+		    "inside the workspace: ignored", POLICY_WORKSPACE_FILE);
+		goto out;
+	}
+	if (policy_load_file(a->policy, real, "workspace", &cause) != 0) {
+		a->warning = xprintf("the workspace's policy is ignored: %s",
+		    cause);
+		free(cause);
+	}
+out:
+	if (a->warning != NULL)
+		log_warnx("session '%s': %s", a->name, a->warning);
+	free(real);
+	free(realws);
+	free(path);
+	free(ws);
+}
+
 struct agent *
 agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
     void *arg, char **cause)
@@ -1119,14 +1160,7 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	free(dir);
 	if (policy_load_file(a->policy, a->rules_path, "session", cause) != 0)
 		goto fail;
-	dir = sandbox_workspace(a->sbx);
-	msg = xprintf("%s/.holt/policy", dir);
-	free(dir);
-	if (policy_load_file(a->policy, msg, "workspace", cause) != 0) {
-		free(msg);
-		goto fail;
-	}
-	free(msg);
+	agent_workspace_policy(a);
 	mode = json_str(a->meta, "mode");
 	if (mode == NULL || policy_mode_parse(mode, &a->mode) != 0)
 		policy_mode_parse(config_get("mode"), &a->mode);
@@ -1210,6 +1244,7 @@ agent_free(struct agent *a)
 	sandbox_free(a->sbx);
 	if (a->lock_fd != -1)
 		close(a->lock_fd);
+	free(a->warning);
 	buf_release(&a->delta);
 	free(a->rules_path);
 	free(a->test_command);
@@ -1236,6 +1271,12 @@ agent_start(struct agent *a)
 	size_t		 i;
 	struct call	*c;
 	const char	*msg;
+
+	if (a->warning != NULL) {
+		agent_error_event(a, a->warning);
+		free(a->warning);
+		a->warning = NULL;
+	}
 
 	for (i = 0; i < a->ncalls; i++) {
 		c = &a->calls[i];
