@@ -56,6 +56,13 @@ struct session_new {
 	void		*progress_arg;
 };
 
+/*
+ * The options holt new and holt run share: -s, --repo (r), --branch (B),
+ * --depth (D), --model (m), --base-url (u), --mode (M), --test-command (T),
+ * --net (N), --steps (n). 1 taken, 0 not one of them, -1 bad value.
+ */
+int	 session_new_option(struct session_new *, int ch, const char *arg,
+	     char **cause);
 /* Create a session: sandbox, repository, session.json, session.created.
  * Returns the session's name (caller frees). */
 char	*session_create(const struct session_new *, char **cause);

@@ -195,36 +195,13 @@ cmd_run_exec(int argc, char **argv)
 	struct agent_cb		 cb = { run_print, NULL, run_finished };
 	struct buf		 task = BUF_INIT;
 	const char		*resume = NULL, *ask = "deny";
-	char			*name = NULL, *cause = NULL, *end;
-	int			 ch, headless = 0, i, rc, steps = 0;
+	char			*name = NULL, *cause = NULL;
+	int			 ch, headless = 0, i, rc;
 
 	memset(&sn, 0, sizeof sn);
 	memset(&rs, 0, sizeof rs);
 	while ((ch = getopt_long(argc, argv, "+s:h", longopts, NULL)) != -1) {
 		switch (ch) {
-		case 's':
-			sn.name = optarg;
-			break;
-		case 'r':
-			sn.repo = optarg;
-			break;
-		case 'B':
-			sn.branch = optarg;
-			break;
-		case 'D':
-			sn.depth = (int)strtol(optarg, &end, 10);
-			if (*end != '\0' || sn.depth < 0)
-				goto usage;
-			break;
-		case 'm':
-			sn.model = optarg;
-			break;
-		case 'u':
-			sn.base_url = optarg;
-			break;
-		case 'M':
-			sn.mode = optarg;
-			break;
 		case 'a':
 			ask = optarg;
 			if (strcmp(ask, "deny") != 0 && strcmp(ask, "stdin") != 0) {
@@ -232,21 +209,6 @@ cmd_run_exec(int argc, char **argv)
 				    "stdin\n", ask);
 				return EXIT_USAGE;
 			}
-			break;
-		case 'n':
-			steps = (int)strtol(optarg, &end, 10);
-			if (*end != '\0' || steps <= 0) {
-				fprintf(stderr, "holt run: --steps '%s': a "
-				    "positive number\n", optarg);
-				return EXIT_USAGE;
-			}
-			sn.steps = steps;
-			break;
-		case 'T':
-			sn.test_command = optarg;
-			break;
-		case 'N':
-			sn.net = optarg;
 			break;
 		case 'H':
 			headless = 1;
@@ -258,6 +220,14 @@ cmd_run_exec(int argc, char **argv)
 			fputs(run_usage_text, stdout);
 			return EXIT_OK;
 		default:
+			switch (session_new_option(&sn, ch, optarg, &cause)) {
+			case 1:
+				continue;
+			case -1:
+				fprintf(stderr, "holt run: %s\n", cause);
+				free(cause);
+				return EXIT_USAGE;
+			}
 			goto usage;
 		}
 	}
@@ -313,8 +283,8 @@ cmd_run_exec(int argc, char **argv)
 		return rc;
 	}
 	agent_set_ask(rs.agent, rs.ask_stdin ? AGENT_ASK_WAIT : AGENT_ASK_DENY);
-	if (steps > 0)
-		agent_set_steps(rs.agent, steps);
+	if (sn.steps > 0)
+		agent_set_steps(rs.agent, sn.steps);
 	rs.ev_answer = event_new(rs.base, -1, 0, run_answer, &rs);
 	if (rs.ask_stdin) {
 		rs.ev_stdin = event_new(rs.base, STDIN_FILENO,

@@ -317,36 +317,6 @@ cmd_new_exec(int argc, char **argv)
 		case 'd':
 			detached = 1;
 			break;
-		case 's':
-			sn.name = optarg;
-			break;
-		case 'r':
-			sn.repo = optarg;
-			break;
-		case 'B':
-			sn.branch = optarg;
-			break;
-		case 'D':
-			sn.depth = atoi(optarg);
-			break;
-		case 'm':
-			sn.model = optarg;
-			break;
-		case 'u':
-			sn.base_url = optarg;
-			break;
-		case 'M':
-			sn.mode = optarg;
-			break;
-		case 'N':
-			sn.net = optarg;
-			break;
-		case 'n':
-			sn.steps = atoi(optarg);
-			break;
-		case 'T':
-			sn.test_command = optarg;
-			break;
 		case 'h':
 			printf("usage: holt new [-d] [-s NAME] [--repo PATH|URL] "
 			    "[--branch B] [--depth N]\n                [--model M] "
@@ -358,6 +328,13 @@ cmd_new_exec(int argc, char **argv)
 			    "agent starts on it at once.\n");
 			return EXIT_OK;
 		default:
+			if ((rc = session_new_option(&sn, ch, optarg, &cause)) == 1)
+				continue;
+			if (rc == -1) {
+				fprintf(stderr, "holt new: %s\n", cause);
+				free(cause);
+				return EXIT_USAGE;
+			}
 			fprintf(stderr, "usage: holt new [-d] [-s NAME] "
 			    "[options] [TASK...]\n");
 			return EXIT_USAGE;

@@ -297,6 +297,21 @@ static const struct agent_cb srv_agent_cb = {
 	srv_agent_event, srv_agent_state, srv_agent_finished
 };
 
+/* A session the server knows of, not opened yet. */
+static struct srv_session *
+srv_session_new(const char *name)
+{
+	struct srv_session	*s;
+
+	s = xcalloc(1, sizeof *s);
+	s->name = xstrdup(name);
+	s->approval_timer = evtimer_new(srv_base, srv_approval_timeout, s);
+	s->kill_timer = evtimer_new(srv_base, srv_kill_timeout, s);
+	s->next = srv_sessions;
+	srv_sessions = s;
+	return s;
+}
+
 static struct srv_session *
 srv_session_open(const char *name, char **cause)
 {
@@ -304,14 +319,8 @@ srv_session_open(const char *name, char **cause)
 
 	if ((s = srv_session_find(name)) != NULL && s->agent != NULL)
 		return s;
-	if (s == NULL) {
-		s = xcalloc(1, sizeof *s);
-		s->name = xstrdup(name);
-		s->approval_timer = evtimer_new(srv_base, srv_approval_timeout, s);
-		s->kill_timer = evtimer_new(srv_base, srv_kill_timeout, s);
-		s->next = srv_sessions;
-		srv_sessions = s;
-	}
+	if (s == NULL)
+		s = srv_session_new(name);
 	free(s->error);
 	s->error = NULL;
 	s->agent = agent_open(name, srv_base, &srv_agent_cb, s, cause);
@@ -502,14 +511,8 @@ srv_do_kill_session(struct srv_client *c, const cJSON *req)
 		    name != NULL ? name : "");
 		return;
 	}
-	if (s == NULL) {
-		s = xcalloc(1, sizeof *s);
-		s->name = xstrdup(name);
-		s->approval_timer = evtimer_new(srv_base, srv_approval_timeout, s);
-		s->kill_timer = evtimer_new(srv_base, srv_kill_timeout, s);
-		s->next = srv_sessions;
-		srv_sessions = s;
-	}
+	if (s == NULL)
+		s = srv_session_new(name);
 	s->killing = json_bool(req, "rm", 0) ? 2 : 1;
 	srv_reply_ok(c, NULL);
 	if (s->agent != NULL && agent_run_active(s->agent)) {

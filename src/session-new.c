@@ -99,6 +99,56 @@ clone_progress(unsigned int got, unsigned int total, unsigned long long bytes,
 	free(msg);
 }
 
+int
+session_new_option(struct session_new *sn, int ch, const char *arg,
+    char **cause)
+{
+	char	*end;
+	long	 n;
+
+	switch (ch) {
+	case 's':
+		sn->name = arg;
+		return 1;
+	case 'r':
+		sn->repo = arg;
+		return 1;
+	case 'B':
+		sn->branch = arg;
+		return 1;
+	case 'm':
+		sn->model = arg;
+		return 1;
+	case 'u':
+		sn->base_url = arg;
+		return 1;
+	case 'M':
+		sn->mode = arg;
+		return 1;
+	case 'T':
+		sn->test_command = arg;
+		return 1;
+	case 'N':
+		sn->net = arg;
+		return 1;
+	case 'D':
+	case 'n':
+		n = strtol(arg, &end, 10);
+		if (*end != '\0' || n < (ch == 'D' ? 0 : 1) || n > 100000) {
+			*cause = xprintf("--%s '%s': a %s number", ch == 'D' ?
+			    "depth" : "steps", arg, ch == 'D' ? "whole" :
+			    "positive");
+			return -1;
+		}
+		if (ch == 'D')
+			sn->depth = (int)n;
+		else
+			sn->steps = (int)n;
+		return 1;
+	}
+	return 0;
+}
+
 char *
 session_create(const struct session_new *sn, char **cause)
 {
