@@ -23,13 +23,19 @@ rm -rf "$TRASH_DIRECTORY"
 mkdir -p "$TRASH_DIRECTORY" || exit 1
 cd "$TRASH_DIRECTORY" || exit 1
 
-HOLT_HOME=$TRASH_DIRECTORY/home
+# HOLT_HOME is kept short (unix socket paths are at most 107 bytes, and a
+# build directory can be deep); trash/home points to it.
+HOLT_HOME=$(mktemp -d "${TMPDIR:-/tmp}/holt-t.XXXXXX") || exit 1
+ln -s "$HOLT_HOME" "$TRASH_DIRECTORY/home"
 HOLT_SOCKET=t$$
 HOME=$TRASH_DIRECTORY
 PATH=$HOLT_BUILD_DIR:$HOLT_SRC_DIR/tests:$PATH
 LC_ALL=C.UTF-8
 unset XDG_CONFIG_HOME XDG_DATA_HOME XDG_RUNTIME_DIR OPENAI_API_KEY \
 	ANTHROPIC_API_KEY GITHUB_TOKEN HOLT_GIT_TOKEN TMUX
+# The themes of the source tree, for a build outside it.
+HOLT_THEMES_DIR=$HOLT_SRC_DIR/themes
+export HOLT_THEMES_DIR
 # The trash directory is inside holt's own checkout: git must not find it.
 GIT_CEILING_DIRECTORIES=$TRASH_DIRECTORY
 export HOLT_HOME HOLT_SOCKET HOME PATH LC_ALL GIT_CEILING_DIRECTORIES
@@ -183,7 +189,7 @@ test_done() {
 	done
 	echo "1..$test_count"
 	if [ "$test_failed" -eq 0 ] && [ -z "${HOLT_TEST_KEEP:-}" ]; then
-		cd "$HOLT_BUILD_DIR" && rm -rf "$TRASH_DIRECTORY" 2>/dev/null
+		cd "$HOLT_BUILD_DIR" && rm -rf "$TRASH_DIRECTORY" "$HOLT_HOME" 2>/dev/null
 	fi
 	[ "$test_failed" -eq 0 ]
 	exit $?

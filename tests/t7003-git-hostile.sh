@@ -60,8 +60,9 @@ outside_accesses() {
 	    for p in re.findall(r'"(/[^"]*)"', rest):
 	        if p.startswith(ok) or p == home or \
 	            (p.startswith(binary) and "/" not in p[len(binary):]) or \
-	            (trash + "/").startswith(p.rstrip("/") + "/"):
-	            continue	# the system, holt's files, trash's ancestors
+	            (trash + "/").startswith(p.rstrip("/") + "/") or \
+	            (home + "/").startswith(p.rstrip("/") + "/"):
+	            continue	# the system, holt's files, their ancestors
 	        if p in (trash + "/.gitconfig", trash + "/.config/git/config"):
 	            continue	# the host user's identity (HOME is the trash)
 	        bad.add(call + " " + p)
@@ -134,7 +135,7 @@ assert \"extra.txt\" not in f
 '
 
 test_expect_success STRACE 'holt diff opens nothing outside the workspace' '
-	strace -f -e trace=%file,%process -o trace holt diff -t s1 >/dev/null &&
+	strace -f -s 4096 -e trace=%file,%process -o trace holt diff -t s1 >/dev/null &&
 	outside_accesses trace >outside &&
 	test ! -s outside || { cat outside; false; }
 '
@@ -155,7 +156,7 @@ test_expect_success 'holt commit: the workspace files, nothing run' '
 test_expect_success STRACE 'holt commit and pr --local open nothing outside (bar the target)' '
 	ws=$(git_ws s1) &&
 	echo more >>"$ws/a.txt" &&
-	strace -f -e trace=%file,%process -o trace holt commit -t s1 -m more >/dev/null &&
+	strace -f -s 4096 -e trace=%file,%process -o trace holt commit -t s1 -m more >/dev/null &&
 	outside_accesses trace >outside &&
 	test ! -s outside || { cat outside; false; }
 '
@@ -261,7 +262,7 @@ assert [l[\"text\"] for l in m[\"hunks\"][0][\"lines\"]] == [\"Subproject commit
 '
 
 test_expect_success STRACE 'the submodule and symlink workspace: no access outside' '
-	strace -f -e trace=%file,%process -o trace holt diff -t s2 >/dev/null &&
+	strace -f -s 4096 -e trace=%file,%process -o trace holt diff -t s2 >/dev/null &&
 	outside_accesses trace >outside &&
 	test ! -s outside || { cat outside; false; }
 '

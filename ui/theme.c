@@ -75,6 +75,13 @@ theme_find(const char *name)
 
 	if (strchr(name, '/') != NULL)
 		return xstrdup(name);
+	/* HOLT_THEMES_DIR first (a build outside the source tree, tests). */
+	if (getenv("HOLT_THEMES_DIR") != NULL) {
+		p = xprintf("%s/%s.theme", getenv("HOLT_THEMES_DIR"), name);
+		if (access(p, R_OK) == 0)
+			return p;
+		free(p);
+	}
 	/* The user's, the installed ones, then a build tree's. */
 	up = xprintf("%s/..", paths_self_dir());
 	dirs[n++] = paths_config_dir();
