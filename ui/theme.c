@@ -112,7 +112,7 @@ theme_cmp(const void *a, const void *b)
 char *
 theme_next(void)
 {
-	const char	*dirs[4];
+	const char	*dirs[5];
 	char		*up, *path, **names = NULL, *next = NULL, *dot;
 	size_t		 i, n = 0, k, a = 0;
 	DIR		*d;
@@ -123,8 +123,11 @@ theme_next(void)
 	dirs[1] = HOLT_DATADIR;
 	dirs[2] = paths_self_dir();
 	dirs[3] = up;
+	dirs[4] = getenv("HOLT_THEMES_DIR");	/* itself the themes directory */
 	for (i = 0; i < nitems(dirs); i++) {
-		path = xprintf("%s/themes", dirs[i]);
+		if (dirs[i] == NULL)
+			continue;
+		path = i == 4 ? xstrdup(dirs[i]) : xprintf("%s/themes", dirs[i]);
 		d = opendir(path);
 		free(path);
 		while (d != NULL && (de = readdir(d)) != NULL) {
