@@ -55,35 +55,18 @@ main(int argc, char **argv)
 	const struct cmd_entry	**ce;
 	char			**orig = argv, *cause = NULL;
 	int			 ch, verbose = 0;
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 
 	setlocale(LC_ALL, "");
 	signal(SIGPIPE, SIG_IGN);
 	opterr = 0;	/* holt-full says what is wrong */
-	while ((ch = getopt_long(argc, argv, "+hL:S:vV", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'L':
-			cmd_socket_name = optarg;
-			break;
-		case 'S':
-			cmd_socket_path = optarg;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'V':
-			printf("holt %s\n", PACKAGE_VERSION);
-			return EXIT_OK;
-		default:
-			exec_full(orig);
-		}
+	if ((ch = cmd_global_options(argc, argv, &verbose)) == -'V') {
+		printf("holt %s\n", PACKAGE_VERSION);
+		return EXIT_OK;
 	}
-	argc -= optind;
-	argv += optind;
+	if (ch < 0)
+		exec_full(orig);
+	argc -= ch;
+	argv += ch;
 	if (argc == 0 || (cmd_socket_name != NULL &&
 	    strchr(cmd_socket_name, '/') != NULL))
 		exec_full(orig);

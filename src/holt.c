@@ -106,38 +106,21 @@ main(int argc, char **argv)
 {
 	const struct cmd_entry	*ce;
 	int			 ch, verbose = 0;
-	static const struct option longopts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 }
-	};
 
 	setlocale(LC_ALL, "");
 	signal(SIGPIPE, SIG_IGN);
-	/* '+': stop at the command name, its options are its own. */
-	while ((ch = getopt_long(argc, argv, "+hL:S:vV", longopts, NULL)) != -1) {
-		switch (ch) {
-		case 'L':
-			cmd_socket_name = optarg;
-			break;
-		case 'S':
-			cmd_socket_path = optarg;
-			break;
-		case 'v':
-			verbose++;
-			break;
-		case 'V':
-			return cmd_version_exec(0, NULL);
-		case 'h':
-			usage(stdout);
-			return EXIT_OK;
-		default:
-			usage(stderr);
-			return EXIT_USAGE;
-		}
+	switch ((ch = cmd_global_options(argc, argv, &verbose))) {
+	case -'V':
+		return cmd_version_exec(0, NULL);
+	case -'h':
+		usage(stdout);
+		return EXIT_OK;
+	case -'?':
+		usage(stderr);
+		return EXIT_USAGE;
 	}
-	argc -= optind;
-	argv += optind;
+	argc -= ch;
+	argv += ch;
 	log_set_verbose(verbose);
 	if (cmd_socket_name != NULL && strchr(cmd_socket_name, '/') != NULL) {
 		fprintf(stderr, "holt: -L '%s': a name, not a path (use -S)\n",

@@ -162,7 +162,8 @@ struct cmd_entry {
 extern const struct cmd_entry *cmd_table[];
 const struct cmd_entry *cmd_find(const char *name);
 void	 cmd_usage(const struct cmd_entry *, FILE *);
-int	 cmd_wants_help(int argc, char **argv);	/* -h or --help anywhere before -- */
+int	 cmd_wants_help(int argc, char **argv);
+int	 cmd_global_options(int argc, char **argv, int *verbose);	/* -h or --help anywhere before -- */
 /* Global options, set by holt.c before a command runs. */
 extern const char *cmd_socket_name;	/* -L NAME */
 extern const char *cmd_socket_path;	/* -S PATH */
