@@ -10,6 +10,10 @@
  * live-only events (deltas, output past the logged part) first and is
  * dropped when its queue passes CLIENT_QUEUE_MAX, so one slow client cannot
  * grow the server without bound.
+ *
+ * A client that attaches with "files": true also gets "files" messages when
+ * the workspace changes inside the sandbox (server-watch.c: envd's watch,
+ * so it follows the sandbox wherever it runs, not this host's view of it).
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -46,6 +50,7 @@ struct srv_client {
 	struct frame_decoder	 dec;
 	int			 hello;
 	int			 readonly;
+	int			 files;		/* wants "files" messages */
 	struct srv_session	*attached;
 	struct srv_client	*next;
 };
@@ -57,6 +62,7 @@ struct srv_session {
 	struct event		*approval_timer;
 	struct event		*kill_timer;
 	int			 killing;	/* 1 stop, 2 stop and remove */
+	struct server_watch	*watch;		/* while a client wants files */
 	struct srv_session	*next;
 };
 
@@ -162,6 +168,58 @@ srv_fanout(struct srv_session *s, const char *data, size_t len, int live_only)
 		if (live_only && queued > CLIENT_LIVE_MAX)
 			continue;
 		bufferevent_write(c->bev, data, len);
+	}
+}
+
+/*
+ * The workspace changed in the sandbox: tell the clients that asked, as
+ * {"type": "files", "session", "dirs": [...], "all"}.
+ */
+static void
+srv_watch_changed(void *arg, const cJSON *dirs, int all)
+{
+	struct srv_session	*s = arg;
+	struct srv_client	*c, *next;
+	cJSON			*msg;
+	char			*data;
+	size_t			 len;
+
+	msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "type", "files");
+	cJSON_AddStringToObject(msg, "session", s->name);
+	cJSON_AddItemReferenceToObject(msg, "dirs", (cJSON *)dirs);
+	cJSON_AddBoolToObject(msg, "all", all);
+	data = frame_encode(msg, &len);
+	cJSON_Delete(msg);
+	for (c = srv_clients; c != NULL; c = next) {
+		next = c->next;
+		if (c->attached == s && c->files)
+			bufferevent_write(c->bev, data, len);
+	}
+	free(data);
+}
+
+/* Watch the session's workspace while some attached client wants it. */
+static void
+srv_session_watch(struct srv_session *s)
+{
+	struct srv_client	*c;
+	cJSON			*st;
+	int			 want = 0;
+
+	for (c = srv_clients; c != NULL; c = c->next) {
+		if (c->attached == s && c->files)
+			want = 1;
+	}
+	if (want && s->watch == NULL && s->agent != NULL) {
+		st = agent_state_json(s->agent);
+		if (json_str(st, "sandbox") != NULL)
+			s->watch = server_watch_new(srv_base,
+			    json_str(st, "sandbox"), srv_watch_changed, s);
+		cJSON_Delete(st);
+	} else if (!want && s->watch != NULL) {
+		server_watch_free(s->watch);
+		s->watch = NULL;
 	}
 }
 
@@ -358,6 +416,7 @@ srv_session_close(struct srv_session *s)
 			break;
 		}
 	}
+	server_watch_free(s->watch);
 	agent_free(s->agent);
 	event_free(s->approval_timer);
 	event_free(s->kill_timer);
@@ -459,7 +518,7 @@ srv_do_ls(struct srv_client *c)
 static void
 srv_do_attach(struct srv_client *c, const cJSON *req)
 {
-	struct srv_session	*s;
+	struct srv_session	*s, *old;
 	cJSON			*rep, *events, *ev;
 	char			*warning = NULL, *cause = NULL;
 	int			 last, skip;
@@ -487,8 +546,10 @@ srv_do_attach(struct srv_client *c, const cJSON *req)
 		ev = cJSON_DetachItemFromArray(events, 0);
 		cJSON_Delete(ev);
 	}
+	old = c->attached;
 	c->attached = s;
 	c->readonly = json_bool(req, "readonly", 0);
+	c->files = json_bool(req, "files", 0);
 	rep = cJSON_CreateObject();
 	cJSON_AddStringToObject(rep, "type", "snapshot");
 	cJSON_AddItemToObject(rep, "session", agent_state_json(s->agent));
@@ -496,6 +557,9 @@ srv_do_attach(struct srv_client *c, const cJSON *req)
 	srv_send(c, rep);
 	cJSON_Delete(rep);
 	srv_arm_approval_timer(s);
+	if (old != NULL && old != s)
+		srv_session_watch(old);
+	srv_session_watch(s);
 }
 
 static void
@@ -585,8 +649,10 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 		s = c->attached;
 		c->attached = NULL;
 		srv_reply_ok(c, NULL);
-		if (s != NULL)
+		if (s != NULL) {
 			srv_arm_approval_timer(s);
+			srv_session_watch(s);
+		}
 		return;
 	}
 	if (strcmp(type, "kill-session") == 0) {
@@ -676,8 +742,10 @@ srv_client_drop(struct srv_client *c, const char *why)
 	bufferevent_free(c->bev);
 	frame_decoder_release(&c->dec);
 	free(c);
-	if (s != NULL)
+	if (s != NULL) {
 		srv_arm_approval_timer(s);
+		srv_session_watch(s);
+	}
 }
 
 static void

@@ -7,6 +7,24 @@
 #ifndef SERVER_H
 #define SERVER_H
 
+#include <event2/event.h>
+
+#include "holt.h"
+
 int	 server_main(int foreground);
+
+/*
+ * server-watch.c: follow a sandbox's /workspace through envd's "watch".
+ * CB gets, at most every 50 ms, the directories (relative to /workspace,
+ * "" for itself) whose entries changed; an empty list means only contents
+ * changed; ALL set means anything may have changed (the list is then
+ * empty). It reconnects by itself while the sandbox is stopped or paused.
+ * DIRS is borrowed.
+ */
+struct server_watch;
+typedef void (*server_watch_cb)(void *arg, const cJSON *dirs, int all);
+struct server_watch *server_watch_new(struct event_base *,
+	    const char *sandbox, server_watch_cb, void *arg);
+void	 server_watch_free(struct server_watch *);
 
 #endif

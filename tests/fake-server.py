@@ -14,7 +14,9 @@ Script: {"session": STATE, "events": [logged events], "live": [{"delay_ms":
 N, "event": EVENT} | {"delay_ms": N, "state": {fields}}]}. Control
 messages: {"event": E}, {"state": {fields}}, {"flood": {"call_id": ID,
 "bytes": N, "line": LEN, "rate": BYTES_PER_S}} (tool.output events of N
-bytes in all).
+bytes in all), {"files": {"dirs": [...], "all": BOOL}} (the workspace
+changed: a "files" message to every client; the fake server watches
+nothing itself).
 """
 import argparse
 import json
@@ -227,6 +229,11 @@ class Server:
                 self.emit(m["event"])
             if "state" in m:
                 self.set_state(m["state"])
+            if "files" in m:
+                f = m["files"]
+                self.broadcast({"type": "files", "session": self.state["name"],
+                                "dirs": f.get("dirs", []),
+                                "all": f.get("all", False)})
             last = 0
             if "flood" in m:
                 last = self.flood(m["flood"])

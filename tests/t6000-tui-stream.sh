@@ -67,11 +67,29 @@ test_expect_success TMUX 'the tree shows the workspace with git markers' '
 	tui_wait a "▸ tests/"
 '
 
-test_expect_success TMUX 'the tree updates when the workspace changes' '
+test_expect_success TMUX 'the tree updates when the server says the workspace changed' '
 	echo new >"$WS/added-later.txt" &&
+	fake_ctl "{\"files\": {\"dirs\": [\"\"]}}" &&
 	tui_wait a "added-later.txt *?" &&
 	rm "$WS/notes.txt" &&
+	fake_ctl "{\"files\": {\"dirs\": [], \"all\": true}}" &&
 	tui_gone a "notes.txt"
+'
+
+test_expect_success TMUX 'the tree does not watch this host: only the server tells it' '
+	echo new >"$WS/not-told.txt" &&
+	sleep 1 &&
+	tui_screen a >screen.1 &&
+	! grep "not-told.txt" screen.1 &&
+	fake_ctl "{\"files\": {\"dirs\": [\"src\"]}}" &&
+	sleep 0.5 &&
+	tui_screen a >screen.2 &&
+	! grep "not-told.txt" screen.2 &&
+	fake_ctl "{\"files\": {\"dirs\": [\"\"]}}" &&
+	tui_wait a "not-told.txt *?" &&
+	rm "$WS/not-told.txt" &&
+	fake_ctl "{\"files\": {\"dirs\": [\"\"]}}" &&
+	tui_gone a "not-told.txt"
 '
 
 test_expect_success TMUX 'a folder unfolds and a file opens in the viewer' '

@@ -51,6 +51,7 @@ test_expect_success TMUX 'keys are answered at once' '
 
 test_expect_success TMUX 'a new file in the big directory shows up' '
 	touch "$WS/big/zzz-new.txt" &&
+	fake_ctl "{\"files\": {\"dirs\": [\"big\"]}}" &&
 	tui_keys a C-b 1 &&
 	sleep 0.5 &&
 	tui_keys a End &&

@@ -1,7 +1,7 @@
 /*
  * tui.c: the client's loop and screen. One poll() loop reads the terminal,
- * the server socket, the workspace watch (inotify) and a self-pipe for
- * signals; nothing in it blocks. Code that changes what is shown only marks
+ * the server socket (events, state, and the workspace's changes as the
+ * sandbox sees them) and a self-pipe for signals; nothing in it blocks. Code that changes what is shown only marks
  * a pane dirty; tui_draw runs once before the loop sleeps, redraws the dirty
  * panes into their windows (wnoutrefresh) and calls doupdate() once.
  *
@@ -400,6 +400,10 @@ tui_message(struct tui *t, cJSON *m)
 			tui_dispatch_event(t, ev, 1);
 	} else if (strcmp(type, "state") == 0)
 		tui_set_state(t, cJSON_GetObjectItem(m, "session"));
+	else if (strcmp(type, "files") == 0) {
+		view_tree_changed(&t->panes[PANE_TREE],
+		    cJSON_GetObjectItem(m, "dirs"), json_bool(m, "all", 0));
+	}
 	else if (strcmp(type, "error") == 0) {
 		tui_flash(t, "error: %s", json_str(m, "message") != NULL ?
 		    json_str(m, "message") : "?");
@@ -1361,6 +1365,7 @@ tui_attach(struct tui *t, char **cause)
 
 	m = tui_request(t, "attach");
 	cJSON_AddBoolToObject(m, "readonly", t->readonly);
+	cJSON_AddBoolToObject(m, "files", 1);	/* the tree follows the sandbox */
 	cJSON_AddNumberToObject(m, "last", 2000);
 	rc = frame_write_fd(t->fd, m);
 	cJSON_Delete(m);
@@ -1425,7 +1430,7 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 	struct tui	 tt, *t = &tt;
 	struct pollfd	 pfd[4];
 	char		*why = NULL, drain[64];
-	int		 i, n, tfd, rc = 0, theme_err = 0;
+	int		 i, n, rc = 0, theme_err = 0;
 	const char	*prefix;
 
 	memset(t, 0, sizeof *t);
@@ -1513,9 +1518,6 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 		pfd[n++].events = POLLIN | (t->out.len > 0 ? POLLOUT : 0);
 		pfd[n].fd = tui_sigpipe[0];
 		pfd[n++].events = POLLIN;
-		tfd = view_tree_fd(&t->panes[PANE_TREE]);
-		pfd[n].fd = tfd;
-		pfd[n++].events = POLLIN;
 		/* Wake for spinners, flashes and delayed work: 100 ms. */
 		if (poll(pfd, (nfds_t)n, 100) == -1) {
 			if (errno == EINTR)
@@ -1530,8 +1532,6 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 			tui_read_server(t);
 		if (pfd[1].revents & POLLOUT)
 			tui_write_server(t);
-		if (tfd != -1 && (pfd[3].revents & POLLIN))
-			view_tree_readable(&t->panes[PANE_TREE]);
 		if (pfd[0].revents & POLLIN)
 			tui_read_keys(t);
 		if (pfd[0].revents & (POLLHUP | POLLERR)) {

@@ -265,8 +265,8 @@ void	 approval_draw(struct approval *, WINDOW *, int w, int h);
 /* view-tree.c: the workspace moved or git state may have changed. */
 void	 view_tree_set_root(struct pane *, const char *workspace,
 	     const char *base);
-int	 view_tree_fd(struct pane *);		/* inotify fd or -1 */
-void	 view_tree_readable(struct pane *);
+/* The server's "files" message: these directories (relative) changed. */
+void	 view_tree_changed(struct pane *, const cJSON *dirs, int all);
 
 /* view-output.c: counts for tests and the bench. */
 size_t	 view_output_lines(struct pane *);

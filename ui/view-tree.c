@@ -1,9 +1,11 @@
 /*
  * view-tree.c: the workspace's file tree. The workspace is a directory on
  * this host (STATE.workspace); a directory is read only when it is unfolded,
- * and each unfolded directory is watched with inotify, so a tree of 100,000
- * files costs what is shown. Changes are applied after a short delay, which
- * folds a burst of writes into one reload.
+ * so a tree of 100,000 files costs what is shown. Changes come from the
+ * server ("files" messages: envd watches the workspace inside the sandbox,
+ * so writes by the agent, by holt sandbox exec or by a service all show);
+ * only the changed directories that are loaded are read again, after a
+ * short delay that folds a burst of writes into one reload.
  *
  * Git markers (M, A, D, ?) come from libgit2's status against the session's
  * base commit (or HEAD), recomputed in a thread a little after the last
@@ -11,7 +13,6 @@
  * shown, never followed, and the viewer opens only regular files inside the
  * workspace.
  */
-#include <sys/inotify.h>
 #include <sys/stat.h>
 
 #include <dirent.h>
@@ -27,12 +28,10 @@
 #include <git2.h>
 
 #include "ui.h"
+#include "dynlib-git2.h"
 
 #define TREE_RELOAD_MS	100
 #define TREE_GIT_MS	400
-#define TREE_WATCH_MASK	(IN_CREATE | IN_DELETE | IN_MOVED_FROM | \
-			 IN_MOVED_TO | IN_CLOSE_WRITE | IN_DELETE_SELF | \
-			 IN_MODIFY | IN_ATTRIB | IN_ONLYDIR)
 
 struct node {
 	char		*name;
@@ -44,7 +43,6 @@ struct node {
 	int		 open;
 	int		 loaded;
 	int		 stale;
-	int		 wd;
 	int		 depth;
 	int		 keep;		/* tree_load: reused */
 };
@@ -64,7 +62,6 @@ struct tree {
 	size_t		 sel, top;
 	int		 w, h;
 
-	int		 ifd;
 	uint64_t	 reload_at;	/* 0: nothing pending */
 	uint64_t	 git_at;
 
@@ -124,31 +121,6 @@ tree_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void
-tree_watch(struct tree *t, struct node *n)
-{
-	char	*path;
-
-	if (t->ifd == -1 || n->wd != -1)
-		return;
-	path = tree_node_path(t, n, 0);
-	n->wd = inotify_add_watch(t->ifd, path, TREE_WATCH_MASK |
-	    IN_DONT_FOLLOW);
-	free(path);
-}
-
-static void
-tree_unwatch(struct tree *t, struct node *n)
-{
-	size_t	 i;
-
-	if (n->wd != -1 && t->ifd != -1)
-		inotify_rm_watch(t->ifd, n->wd);
-	n->wd = -1;
-	for (i = 0; i < n->nkids; i++)
-		tree_unwatch(t, n->kids[i]);
-}
-
 /* Read a directory, keeping the nodes (and their folds) of known names. */
 static void
 tree_load(struct tree *t, struct node *n)
@@ -204,7 +176,6 @@ tree_load(struct tree *t, struct node *n)
 			k->name = xstrdup(de->d_name);
 			k->dir = (de->d_type == DT_DIR);
 			k->link = (de->d_type == DT_LNK);
-			k->wd = -1;
 		}
 		k->parent = n;
 		k->depth = n->depth + 1;
@@ -215,10 +186,8 @@ done:
 	for (i = 0; i < n->nkids; i++) {
 		if (n->kids[i]->keep)
 			n->kids[i]->keep = 0;
-		else {
-			tree_unwatch(t, n->kids[i]);
+		else
 			node_free(n->kids[i]);
-		}
 	}
 	free(n->kids);
 	if (nk > 1)
@@ -520,10 +489,7 @@ static void
 tree_reset(struct tree *t)
 {
 	tree_git_abandon(t);
-	if (t->root != NULL) {
-		tree_unwatch(t, t->root);
-		node_free(t->root);
-	}
+	node_free(t->root);
 	t->root = NULL;
 	t->nflat = 0;
 	t->sel = t->top = 0;
@@ -551,66 +517,71 @@ view_tree_set_root(struct pane *p, const char *workspace, const char *base)
 	t->root->name = xstrdup("");
 	t->root->dir = 1;
 	t->root->open = 1;
-	t->root->wd = -1;
 	tree_load(t, t->root);
-	tree_watch(t, t->root);
 	t->git_at = mono_ms();
 	pane_set_title(p, "files");
 	pane_dirty(p);
 }
 
-int
-view_tree_fd(struct pane *p)
+/* The node of a directory (relative path) if it is loaded, else NULL. */
+static struct node *
+tree_find_dir(struct tree *t, const char *rel)
 {
-	return ((struct tree *)p->data)->ifd;
+	struct node	*n = t->root, key, *kp = &key, **found;
+	const char	*slash;
+	char		*name;
+
+	while (n != NULL && *rel != '\0') {
+		if (!n->loaded)
+			return NULL;
+		if ((slash = strchr(rel, '/')) == NULL)
+			slash = rel + strlen(rel);
+		name = xstrndup(rel, (size_t)(slash - rel));
+		key.name = name;
+		key.dir = 1;
+		found = n->nkids > 0 ? bsearch(&kp, n->kids, n->nkids,
+		    sizeof *n->kids, tree_cmp) : NULL;
+		free(name);
+		n = found != NULL ? *found : NULL;
+		rel = *slash == '/' ? slash + 1 : slash;
+	}
+	return n != NULL && n->loaded ? n : NULL;
 }
 
-static struct node *
-tree_find_wd(struct node *n, int wd)
+static void
+tree_stale_all(struct node *n)
 {
-	struct node	*f;
-	size_t		 i;
+	size_t	 i;
 
-	if (n->wd == wd)
-		return n;
-	if (!n->open)
-		return NULL;
+	if (!n->loaded)
+		return;
+	n->stale = 1;
 	for (i = 0; i < n->nkids; i++) {
-		if (n->kids[i]->dir && (f = tree_find_wd(n->kids[i], wd)))
-			return f;
+		if (n->kids[i]->dir)
+			tree_stale_all(n->kids[i]);
 	}
-	return NULL;
 }
 
 void
-view_tree_readable(struct pane *p)
+view_tree_changed(struct pane *p, const cJSON *dirs, int all)
 {
-	struct tree			*t = p->data;
-	char				 data[8192]
-	    __attribute__((aligned(__alignof__(struct inotify_event))));
-	const struct inotify_event	*ev;
-	struct node			*n;
-	ssize_t				 len;
-	char				*q;
-	uint64_t			 now = mono_ms();
+	struct tree	*t = p->data;
+	const cJSON	*d;
+	struct node	*n;
+	uint64_t	 now = mono_ms();
 
-	while ((len = read(t->ifd, data, sizeof data)) > 0) {
-		for (q = data; q < data + len; q += sizeof *ev + ev->len) {
-			ev = (const struct inotify_event *)q;
-			if (t->root == NULL)
-				continue;
-			if (ev->mask & IN_Q_OVERFLOW)
-				t->root->stale = 1;
-			else if (ev->mask & (IN_CREATE | IN_DELETE |
-			    IN_MOVED_FROM | IN_MOVED_TO)) {
-				if ((n = tree_find_wd(t->root, ev->wd)) != NULL)
-					n->stale = 1;
-			}
-			if (t->reload_at == 0)
-				t->reload_at = now + TREE_RELOAD_MS;
-			t->git_at = now + TREE_GIT_MS;
-		}
+	if (t->root == NULL)
+		return;
+	if (all)
+		tree_stale_all(t->root);
+	cJSON_ArrayForEach(d, dirs) {
+		if (cJSON_IsString(d) && (n = tree_find_dir(t,
+		    d->valuestring)) != NULL)
+			n->stale = 1;
 	}
+	if (t->reload_at == 0)
+		t->reload_at = now + TREE_RELOAD_MS;
+	t->git_at = now + TREE_GIT_MS;
 }
 
 static void
@@ -649,7 +620,6 @@ view_tree_init(struct pane *p)
 {
 	struct tree	*t = xcalloc(1, sizeof *t);
 
-	t->ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	t->w = 20;
 	t->h = 10;
 	p->data = t;
@@ -664,8 +634,6 @@ view_tree_free(struct pane *p)
 	if (t == NULL)
 		return;
 	tree_reset(t);
-	if (t->ifd != -1)
-		close(t->ifd);
 	free(t->flat);
 	free(t->root_path);
 	free(t->base);
@@ -764,14 +732,8 @@ tree_fold(struct tree *t, struct node *n, int open)
 	if (!n->dir || n->open == open)
 		return;
 	n->open = open;
-	if (open) {
-		if (!n->loaded || n->stale)
-			tree_load(t, n);
-		tree_watch(t, n);
-	} else {
-		tree_unwatch(t, n);
-		n->loaded = 0;	/* reread on unfold: it was not watched */
-	}
+	if (open && (!n->loaded || n->stale))
+		tree_load(t, n);
 	t->flat_dirty = 1;
 }
 
