@@ -22,6 +22,7 @@
 #include "agent.h"
 #include "agent-tools.h"
 #include "sandbox.h"
+#include "dynlib-git2.h"
 
 #define READ_MAX	(256U * 1024)		/* bytes read_file fetches */
 #define READ_LINES	2000			/* default line limit */

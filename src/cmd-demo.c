@@ -20,6 +20,7 @@
 #include "client.h"
 #include "session.h"
 #include "ui.h"
+#include "dynlib-git2.h"
 
 #define DEMO_SESSION "demo"
 

@@ -4,13 +4,16 @@
  * and push. The rules for the hostile workspace are in git.h; this file is
  * where they are kept: the checks before libgit2 reads anything
  * (git_open_workspace), the fixed configuration, the O_NOFOLLOW file
- * helpers (ws_*) and the jail that runs work-tree operations chrooted in the
- * workspace (git_job_*, at the end). Costs: opening a workspace walks .git
+ * helpers (ws_*), the jail that runs work-tree operations chrooted in the
+ * workspace and the push's, whose root holds the workspace and the system's
+ * files only (git_job_*, at the end). Costs: opening a workspace walks .git
  * with lstat (a few ms for ten thousand loose objects); a diff stats every
  * tracked file and hashes only those whose stat data changed; the jail is a
  * fork.
  */
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 
@@ -383,6 +386,8 @@ git_use_safe_config(git_repository *repo, char **cause)
  * holds no symlink or special file, no alternates, no commondir (a linked
  * worktree's pointer elsewhere) and its config no include.
  */
+int	 git_test_unchecked;
+
 static git_repository *
 git_open_workspace(const char *ws, char **cause)
 {
@@ -403,6 +408,8 @@ git_open_workspace(const char *ws, char **cause)
 		return NULL;
 	}
 	gitdir = paths_join(ws, ".git");
+	if (git_test_unchecked)
+		goto open;
 	errno = 0;
 	if (lstat(gitdir, &sb) == -1 || !S_ISDIR(sb.st_mode)) {
 		*cause = xprintf("workspace '%s': .git is %s (refused: holt "
@@ -446,6 +453,7 @@ git_open_workspace(const char *ws, char **cause)
 	 * Opened as bare, so core.worktree and core.bare are not looked at;
 	 * the work tree is set to the workspace itself.
 	 */
+open:
 	if (git_repository_open_ext(&repo, gitdir, GIT_REPOSITORY_OPEN_NO_SEARCH|
 	    GIT_REPOSITORY_OPEN_BARE|GIT_REPOSITORY_OPEN_NO_DOTGIT,
 	    NULL) != 0) {
@@ -2259,7 +2267,7 @@ enum git_jail_op {
 	JAIL_REVERT_FILE,
 	JAIL_HAS_CHANGES,
 	JAIL_COMMIT,
-	JAIL_PUSH,		/* not confined: it needs the network */
+	JAIL_PUSH,		/* its own jail: git_push_jail_enter */
 	JAIL_IMPORT		/* not confined: network, and no workspace yet */
 };
 
@@ -2320,6 +2328,222 @@ git_jail_enter(const char *ws)
 	if (chroot(ws) != 0 || chdir("/") != 0)
 		return -1;
 	return 0;
+}
+
+/*
+ * The push's jail. A push needs more of the host than the work-tree jail
+ * gives: the system's libraries and /etc (name resolution, CA certificates,
+ * Kerberos), a few devices, and for ssh the user's agent socket and
+ * ~/.ssh/known_hosts. So the child builds a root of its own: a tmpfs,
+ * mounted in its private mount namespace, on which exactly these are bound
+ * (read-only but for the workspace, which keeps its host path so messages
+ * name it as the user knows it), then chroots into it. The rest of the
+ * host (the user's home, other repositories, holt's files) does not exist
+ * there, so whatever the workspace's repository names, libgit2 cannot read
+ * it. It is what the sandbox sees of the host, and less.
+ */
+struct jail_bind {
+	const char	*src;
+	int		 rw;
+};
+
+/* Flags a bind mount keeps when remounted read-only in a user namespace. */
+static unsigned long
+jail_locked_flags(const char *path)
+{
+	struct statvfs	 sv;
+	unsigned long	 f = 0;
+
+	if (statvfs(path, &sv) != 0)
+		return 0;
+	if (sv.f_flag & ST_NOSUID)
+		f |= MS_NOSUID;
+	if (sv.f_flag & ST_NODEV)
+		f |= MS_NODEV;
+	if (sv.f_flag & ST_NOEXEC)
+		f |= MS_NOEXEC;
+	if (sv.f_flag & ST_NOATIME)
+		f |= MS_NOATIME;
+	if (sv.f_flag & ST_NODIRATIME)
+		f |= MS_NODIRATIME;
+	if (sv.f_flag & ST_RELATIME)
+		f |= MS_RELATIME;
+	return f;
+}
+
+/* Bind src at the same path under root: 0 done, -1 failed. */
+static int
+jail_bind(const char *root, const char *src, int rw)
+{
+	struct stat	 sb;
+	char		*dst, *slash;
+	int		 fd;
+
+	if (stat(src, &sb) != 0)
+		return -1;
+	dst = xprintf("%s%s", root, src);
+	slash = strrchr(dst, '/');
+	*slash = '\0';
+	if (file_mkdir_p(dst, 0755) != 0) {
+		free(dst);
+		return -1;
+	}
+	*slash = '/';
+	if (S_ISDIR(sb.st_mode)) {
+		if (mkdir(dst, 0755) != 0 && errno != EEXIST)
+			goto fail;
+	} else {
+		fd = open(dst, O_WRONLY|O_CREAT|O_NOFOLLOW|O_CLOEXEC, 0600);
+		if (fd == -1)
+			goto fail;
+		close(fd);
+	}
+	if (mount(src, dst, NULL, MS_BIND|MS_REC, NULL) != 0)
+		goto fail;
+	if (!rw && mount(NULL, dst, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|
+	    jail_locked_flags(dst), NULL) != 0)
+		goto fail;
+	free(dst);
+	return 0;
+fail:
+	free(dst);
+	return -1;
+}
+
+static int
+url_is_ssh(const char *url)
+{
+	return strncmp(url, "ssh://", 6) == 0 ||
+	    strncmp(url, "git+ssh://", 10) == 0 ||
+	    strncmp(url, "ssh+git://", 10) == 0 ||
+	    (strstr(url, "://") == NULL && is_url(url));
+}
+
+/* As git_jail_enter (0, 1 or -1), for a push of the workspace to url. */
+static int
+git_push_jail_enter(const char *ws, const char *url)
+{
+	static const char *const top[] = { "/usr", "/etc", "/bin", "/sbin",
+	    "/lib", "/lib32", "/lib64", "/libx32" };
+	static const char *const dev[] = { "/dev/null", "/dev/zero",
+	    "/dev/random", "/dev/urandom" };
+	struct jail_bind	 b[16];
+	struct stat		 sb;
+	char			 map[64], link[PATH_MAX], *root, *p;
+	char			*resolv = NULL, *kh = NULL;
+	const char		*home, *sock;
+	uid_t			 uid = geteuid();
+	gid_t			 gid = getegid();
+	size_t			 i, nb = 0;
+	ssize_t			 n;
+	int			 r = -1;
+
+	if (git_jail_broken || getenv("HOLT_GIT_NO_JAIL") != NULL)
+		return 1;
+	/* What the push needs, looked up while the host is in view. */
+	b[nb++] = (struct jail_bind){ ws, 1 };
+	if (url_is_ssh(url)) {
+		sock = getenv("SSH_AUTH_SOCK");
+		if (sock != NULL && *sock == '/' && stat(sock, &sb) == 0 &&
+		    S_ISSOCK(sb.st_mode))
+			b[nb++] = (struct jail_bind){ sock, 1 };
+		home = getenv("HOME");
+		if (home != NULL && *home == '/') {
+			kh = xprintf("%s/.ssh/known_hosts", home);
+			if (stat(kh, &sb) == 0 && S_ISREG(sb.st_mode))
+				b[nb++] = (struct jail_bind){ kh, 0 };
+		}
+	}
+	/* /etc/resolv.conf may be a link into /run (systemd-resolved). */
+	if ((resolv = realpath("/etc/resolv.conf", NULL)) != NULL &&
+	    strncmp(resolv, "/etc/", 5) != 0 &&
+	    strncmp(resolv, "/usr/", 5) != 0 &&
+	    (p = strrchr(resolv, '/')) != NULL && p != resolv) {
+		*p = '\0';
+		b[nb++] = (struct jail_bind){ resolv, 0 };
+	}
+	for (i = 0; i < nitems(dev); i++)
+		if (stat(dev[i], &sb) == 0 && S_ISCHR(sb.st_mode))
+			b[nb++] = (struct jail_bind){ dev[i], 1 };
+
+	root = paths_join(paths_run_dir(), "git-jail");
+	if (mkdir(root, 0700) != 0 && errno != EEXIST) {
+		r = 1;
+		goto out;
+	}
+	if (unshare(CLONE_NEWUSER|CLONE_NEWNS) != 0) {
+		r = 1;
+		goto out;
+	}
+	jail_write_file("/proc/self/setgroups", "deny");
+	snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)uid,
+	    (unsigned long)uid);
+	if (jail_write_file("/proc/self/uid_map", map) != 0)
+		goto out;
+	snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)gid,
+	    (unsigned long)gid);
+	if (jail_write_file("/proc/self/gid_map", map) != 0)
+		goto out;
+	if (mount(NULL, "/", NULL, MS_REC|MS_PRIVATE, NULL) != 0 ||
+	    mount("holt-git", root, "tmpfs", MS_NOSUID|MS_NODEV,
+	    "mode=0755,size=1m") != 0)
+		goto out;
+	/* The user's paths first: their directories are made in the tmpfs. */
+	for (i = 0; i < nb; i++)
+		if (jail_bind(root, b[i].src, b[i].rw) != 0)
+			goto out;
+	for (i = 0; i < nitems(top); i++) {
+		if (lstat(top[i], &sb) != 0)
+			continue;
+		if (S_ISLNK(sb.st_mode)) {
+			if ((n = readlink(top[i], link, sizeof link - 1)) <= 0)
+				goto out;
+			link[n] = '\0';
+			p = xprintf("%s%s", root, top[i]);
+			n = symlink(link, p);
+			free(p);
+			if (n != 0)
+				goto out;
+		} else if (S_ISDIR(sb.st_mode) && jail_bind(root, top[i], 0) != 0)
+			goto out;
+	}
+	if (mount(NULL, root, NULL, MS_REMOUNT|MS_RDONLY|MS_NOSUID|MS_NODEV,
+	    NULL) != 0 || chroot(root) != 0 || chdir("/") != 0)
+		goto out;
+	r = 0;
+out:
+	free(root);
+	free(resolv);
+	free(kh);
+	return r;
+}
+
+/*
+ * Wipe the environment of a push child but for what libgit2 and libssh2
+ * read (HOME for known_hosts, the agent's socket): a token exported by the
+ * user must not be readable in /proc/PID/environ while the push runs. The
+ * strings are zeroed where they are, since that file shows the memory the
+ * process started with, not environ.
+ */
+static void
+git_env_scrub(void)
+{
+	extern char	**environ;
+	static const char *const keep[] = { "HOME=", "SSH_AUTH_SOCK=",
+	    "PATH=", "LANG=", "LC_ALL=", "LC_CTYPE=", "TZ=" };
+	char		**e, **out;
+	size_t		 i;
+
+	for (e = out = environ; *e != NULL; e++) {
+		for (i = 0; i < nitems(keep); i++)
+			if (strncmp(*e, keep[i], strlen(keep[i])) == 0)
+				break;
+		if (i < nitems(keep))
+			*out++ = *e;
+		else
+			explicit_bzero(*e, strlen(*e));
+	}
+	*out = NULL;
 }
 
 /* In an import child: progress goes to the parent as text lines. */
@@ -2421,16 +2645,46 @@ xstrdup_or_null(const char *s)
 	return s != NULL ? xstrdup(s) : NULL;
 }
 
+static void
+git_close_pair(int fds[2])
+{
+	if (fds[0] != -1)
+		close(fds[0]);
+	if (fds[1] != -1)
+		close(fds[1]);
+	fds[0] = fds[1] = -1;
+}
+
+/* The token from the parent: its length (0: none), -1 on error. */
+static ssize_t
+git_read_token(int fd, struct buf *b)
+{
+	char	 chunk[512];
+	ssize_t	 n;
+
+	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 || b->len + n > 4096)
+			return -1;
+		buf_add(b, chunk, n);
+	}
+	explicit_bzero(chunk, sizeof chunk);
+	return (ssize_t)b->len;
+}
+
 static struct git_job *
 git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 {
-	struct git_job	*job;
-	struct stat	 sb;
-	char		*text = NULL, *ccause = NULL;
-	size_t		 len = 0;
-	pid_t		 pid;
-	int		 fds[2], pfds[2], j, r;
-	FILE		*f;
+	struct git_job		*job;
+	struct git_jail_call	 cjc;
+	struct stat		 sb;
+	struct buf		 tok = BUF_INIT;
+	char			*text = NULL, *ccause = NULL;
+	size_t			 len = 0;
+	pid_t			 pid;
+	int			 fds[2], pfds[2], tfds[2], j, r;
+	FILE			*f;
 
 	errno = 0;
 	if (jc->op != JAIL_IMPORT &&
@@ -2443,20 +2697,38 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 		return NULL;
 	tzset();	/* commit times: /etc/localtime is not in the jail */
 	fflush(NULL);
-	pfds[0] = pfds[1] = -1;
+	pfds[0] = pfds[1] = tfds[0] = tfds[1] = -1;
+	if (jc->op == JAIL_PUSH && jc->token != NULL &&
+	    strlen(jc->token) > 4096) {
+		*cause = xstrdup("the git token is too long (over 4096 bytes)");
+		return NULL;
+	}
 	if (pipe2(fds, O_CLOEXEC) != 0 || (jc->progress &&
-	    pipe2(pfds, O_CLOEXEC) != 0)) {
+	    pipe2(pfds, O_CLOEXEC) != 0) || (jc->op == JAIL_PUSH &&
+	    pipe2(tfds, O_CLOEXEC) != 0)) {
 		*cause = xprintf("pipe: %s", strerror(errno));
+		git_close_pair(fds);
+		git_close_pair(pfds);
+		return NULL;
+	}
+	/*
+	 * A push's token goes to its child over a pipe, written before the
+	 * fork (it fits the pipe's buffer, so this cannot block or meet a
+	 * dead reader); the child reads it once it is confined.
+	 */
+	if (tfds[1] != -1 && jc->token != NULL &&
+	    file_write_all(tfds[1], jc->token, strlen(jc->token)) == -1) {
+		*cause = xprintf("pipe: %s", strerror(errno));
+		git_close_pair(fds);
+		git_close_pair(pfds);
+		git_close_pair(tfds);
 		return NULL;
 	}
 	if ((pid = fork()) == -1) {
 		*cause = xprintf("fork: %s", strerror(errno));
-		close(fds[0]);
-		close(fds[1]);
-		if (pfds[0] != -1) {
-			close(pfds[0]);
-			close(pfds[1]);
-		}
+		git_close_pair(fds);
+		git_close_pair(pfds);
+		git_close_pair(tfds);
 		return NULL;
 	}
 	if (pid == 0) {
@@ -2464,18 +2736,29 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 		if (pfds[0] != -1)
 			close(pfds[0]);
 		git_progress_fd = pfds[1];
-		j = jc->op == JAIL_PUSH || jc->op == JAIL_IMPORT ? 2 :
-		    git_jail_enter(ws);
+		cjc = *jc;
+		if (jc->op == JAIL_PUSH) {
+			close(tfds[1]);
+			cjc.token = NULL;
+			j = git_push_jail_enter(ws, jc->url);
+			git_env_scrub();
+		} else
+			j = jc->op == JAIL_IMPORT ? 2 : git_jail_enter(ws);
 		if (j == -1) {
 			text = xprintf("R1%s", strerror(errno));
 			file_write_all(fds[1], text, strlen(text));
 			_exit(1);
 		}
+		if (jc->op == JAIL_PUSH) {
+			if (git_read_token(tfds[0], &tok) > 0)
+				cjc.token = buf_str(&tok);
+			close(tfds[0]);
+		}
 		f = open_memstream(&text, &len);
 		fputs(j == 0 ? "J" : j == 2 ? "N" : "U", f);
 		fputs("0", f);
-		r = git_jail_child(j == 0 ? "/" : ws, (struct git_jail_call *)jc,
-		    f, &ccause);
+		r = git_jail_child(j == 0 && jc->op != JAIL_PUSH ? "/" : ws,
+		    &cjc, f, &ccause);
 		fclose(f);
 		if (r != 0) {
 			free(text);
@@ -2487,6 +2770,7 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 		_exit(0);
 	}
 	close(fds[1]);
+	git_close_pair(tfds);
 	file_set_nonblock(fds[0]);
 	if (pfds[1] != -1) {
 		close(pfds[1]);
@@ -2574,8 +2858,9 @@ git_job_free(struct git_job *job)
 	free(job);
 }
 
-static int git_jail_run(const char *, struct git_jail_call *, struct buf *,
-    char **);
+static int git_job_wait(const char *, struct git_jail_call *, int,
+    git_progress_cb, void *, struct buf *, char **);
+static int git_net_timeout(void);
 static int git_push_branch_impl(const char *, const char *, const char *,
     const char *, const char *, char **);
 
@@ -2601,7 +2886,8 @@ git_job_collect(struct git_job *job, struct buf *out, char **cause)
 		log_warnx("workspace '%s': cannot confine libgit2 to it (%s); "
 		    "it runs unconfined", job->ws, in->data + 2);
 		git_jail_broken = warned = 1;
-		r = git_jail_run(job->ws, &job->jc, out, cause);
+		r = git_job_wait(job->ws, &job->jc, job->jc.op == JAIL_PUSH ?
+		    git_net_timeout() : 0, NULL, NULL, out, cause);
 		goto out;
 	}
 	if (in->data[0] == 'U' && !warned) {
@@ -2788,36 +3074,38 @@ git_import(const char *src, const char *ws, const struct git_import_opts *opts,
 }
 
 /*
- * libgit2 (1.5) has no network timeout: a server that accepts and then
- * says nothing would hold a push for ever. The push runs in a child (not
- * confined: it needs name resolution and certificates) that is killed after
- * HOLT_GIT_TIMEOUT seconds (default 300).
+ * The push runs in a child confined to the workspace and what the network
+ * needs (git_push_jail_enter); the token reaches it over a pipe. libgit2
+ * (1.5) has no network timeout: a server that accepts and then says nothing
+ * would hold a push for ever, so the child is killed after HOLT_GIT_TIMEOUT
+ * seconds (default 300).
  */
 int
 git_push_branch(const char *ws, const char *commit, const char *branch,
     const char *url, const char *token, char **cause)
 {
 	struct git_jail_call	 jc = { .op = JAIL_PUSH, .commit = commit,
-	    .branch = branch, .url = url, .token = token };
+	    .branch = branch };
 	struct buf		 out = BUF_INIT;
 	char			*clean, *pw = NULL;
 	int			 r, timeout = git_net_timeout();
 
+	/* user:password@ in the URL: the password is a token, kept out. */
+	clean = git_url_strip(url, &pw);
+	jc.url = clean;
+	jc.token = token != NULL ? token : pw;
 	r = git_job_wait(ws, &jc, timeout, NULL, NULL, &out, cause);
 	buf_release(&out);
-	if (r == 1) {
-		clean = git_url_strip(url, &pw);
+	if (r == 1)
 		*cause = xprintf("push to '%s' timed out after %d s (is the "
 		    "network up?); the commit is kept, run it again", clean,
 		    timeout);
-		free(clean);
-		if (pw != NULL) {
-			explicit_bzero(pw, strlen(pw));
-			free(pw);
-		}
-		return -1;
+	free(clean);
+	if (pw != NULL) {
+		explicit_bzero(pw, strlen(pw));
+		free(pw);
 	}
-	return r;
+	return r == 1 ? -1 : r;
 }
 
 struct git_job *

@@ -12,8 +12,9 @@
  * submodules are never entered; symlinks are diffed as links and never
  * followed; files are written through directory descriptors that refuse
  * symlinks, so no write can land outside the workspace. The work-tree
- * operations (diff, print, revert, commit, has_changes) run in a forked
- * child confined to the workspace (own user and mount namespaces, chroot):
+ * operations (diff, print, revert, commit, has_changes) and the push run
+ * in a forked child confined to the workspace (own user and mount
+ * namespaces, chroot):
  * each costs a fork and the caller waits for that child (waitpid on its
  * pid only, so a SIGCHLD handler that reaps everything would race it).
  *
@@ -125,10 +126,13 @@ int	 git_has_changes(const char *workspace, char **cause);
 /*
  * Point refs/heads/<branch> at commit and push it to url's <branch>
  * (not forced). The local branch is moved only if it is new, already at
- * commit, or an ancestor of commit (in a child killed after
- * HOLT_GIT_TIMEOUT seconds). token: for http(s) URLs, NULL for none;
- * ssh URLs use the host's ssh agent. The remote is built from url alone:
- * the workspace's remotes, insteadOf and proxy settings are not used.
+ * commit, or an ancestor of commit. It runs in a child killed after
+ * HOLT_GIT_TIMEOUT seconds, jailed like the work-tree operations but with
+ * a root of its own: the workspace, /usr, /etc, a few devices and, for ssh,
+ * the agent's socket and ~/.ssh/known_hosts. token: for http(s) URLs, NULL
+ * for none; it reaches the child over a pipe (not its environment, which is
+ * wiped). ssh URLs use the host's ssh agent. The remote is built from url
+ * alone: the workspace's remotes, insteadOf and proxy settings are not used.
  */
 int	 git_push_branch(const char *workspace, const char *commit,
 	     const char *branch, const char *url, const char *token,
@@ -141,6 +145,12 @@ int	 git_push_branch(const char *workspace, const char *commit,
  */
 int	 git_push_local(const char *workspace, const char *commit,
 	     const char *branch, const char *path, char **cause);
+
+/*
+ * Set only by the tests' helper (tests/git-tool): git_open_workspace skips
+ * its checks, so a test can show what the jails alone keep out.
+ */
+extern int git_test_unchecked;
 
 /* The git token: HOLT_GIT_TOKEN, GITHUB_TOKEN, config git_token; or NULL. */
 const char *git_token(void);

@@ -15,6 +15,7 @@
 
 #include "holt.h"
 #include "git.h"
+#include "dynlib-curl.h"
 
 #define GITHUB_API_VERSION "2022-11-28"
 
@@ -116,6 +117,8 @@ github_request(const char *method, const char *url, const char *token,
 	static int		 inited;
 
 	if (!inited) {
+		if (dynlib_load_curl(cause) != 0)
+			return -1;
 		curl_global_init(CURL_GLOBAL_DEFAULT);
 		inited = 1;
 	}

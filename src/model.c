@@ -27,6 +27,7 @@
 #include <event2/event.h>
 
 #include "model-int.h"
+#include "dynlib-curl.h"
 
 #define MODEL_ERRBODY_MAX	(64U * 1024)
 #define MODEL_WAIT_CAP_MS	30000
@@ -1156,6 +1157,10 @@ model_new(const char *spec, const char *base_url, char **cause)
 	free(base);
 
 	if (!curl_ready) {
+		if (dynlib_load_curl(cause) != 0) {
+			model_free(m);
+			return NULL;
+		}
 		if (curl_global_init(CURL_GLOBAL_DEFAULT) != 0)
 			fatalx("curl_global_init failed");
 		curl_ready = 1;
@@ -1206,7 +1211,8 @@ model_free(struct model *m)
 		event_free(m->timer);
 	for (l = m->headers; l != NULL; l = l->next)
 		explicit_bzero(l->data, strlen(l->data));
-	curl_slist_free_all(m->headers);
+	if (m->headers != NULL)		/* a script model never loads libcurl */
+		curl_slist_free_all(m->headers);
 	if (m->key != NULL) {
 		explicit_bzero(m->key, strlen(m->key));
 		free(m->key);

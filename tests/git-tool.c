@@ -9,6 +9,9 @@
  *	git-tool has-changes WORKSPACE
  *	git-tool diff-async WORKSPACE BASE	(git_diff_start, poll, finish)
  *	git-tool diff-time WORKSPACE BASE N	(median ms of N git_diff calls)
+ *	git-tool push [-u] WORKSPACE COMMIT BRANCH URL	(token: git_token;
+ *		-u: git_open_workspace skips its checks, so that a test sees
+ *		what the push's jail alone stops)
  */
 #include <poll.h>
 #include <stdlib.h>
@@ -150,6 +153,19 @@ main(int argc, char **argv)
 		}
 		printf("%.0f\n", ms[runs / 2]);
 		free(ms);
+		return 0;
+	}
+	if (strcmp(argv[1], "push") == 0 && argc >= 6) {
+		if (strcmp(argv[2], "-u") == 0) {
+			git_test_unchecked = 1;
+			argv++;
+			argc--;
+		}
+		if (argc != 6)
+			return 2;
+		if (git_push_branch(argv[2], argv[3], argv[4], argv[5],
+		    git_token(), &cause) != 0)
+			return fail(cause);
 		return 0;
 	}
 	if (strcmp(argv[1], "has-changes") == 0 && argc == 3) {

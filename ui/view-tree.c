@@ -29,6 +29,7 @@
 
 #include "ui.h"
 #include "dynlib-git2.h"
+#include "dynlib-git2.h"
 
 #define TREE_RELOAD_MS	100
 #define TREE_GIT_MS	400
