@@ -1204,15 +1204,24 @@ tui_mouse(struct tui *t)
 {
 	MEVENT		 me;
 	struct pane	*p;
-	int		 i;
+	int		 i, again, by, bx, h, w;
 
 	if (getmouse(&me) != OK || t->overlay_on)
 		return;
 	if ((p = tui_pane_at(t, me.x, me.y)) == NULL)
 		return;
-	if (me.bstate & BUTTON1_PRESSED)
+	if (me.bstate & BUTTON1_PRESSED) {
+		again = t->focus == (int)(p - t->panes);
 		tui_focus(t, (int)(p - t->panes));
-	else if (me.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
+		if (p->view->click == NULL || p->win == NULL)
+			return;
+		getbegyx(p->win, by, bx);
+		getmaxyx(p->win, h, w);
+		if (me.y >= by && me.y < by + h && me.x >= bx && me.x < bx + w) {
+			p->view->click(p, me.x - bx, me.y - by, again);
+			pane_dirty(p);
+		}
+	} else if (me.bstate & (BUTTON4_PRESSED | BUTTON5_PRESSED)) {
 		for (i = 0; i < 3; i++) {
 			p->view->key(p, 0, (me.bstate & BUTTON4_PRESSED) ?
 			    ACT_UP : ACT_DOWN);

@@ -186,6 +186,12 @@ struct view {
 	void		(*resize)(struct pane *, int w, int h);
 	void		(*event)(struct pane *, const cJSON *event, int live);
 	void		(*tick)(struct pane *, uint64_t now);	/* may be NULL */
+	/*
+	 * Button 1 at X, Y inside the pane (may be NULL). AGAIN: the pane
+	 * had the focus already, so a click on what is selected opens it
+	 * (a second click, or a double click, acts as Enter).
+	 */
+	void		(*click)(struct pane *, int x, int y, int again);
 };
 
 struct pane {

@@ -61,6 +61,8 @@ struct agent {
 	size_t		 top_row;
 	int		 w, h;
 	long		 sel;		/* selected item, -1 none */
+	long		*hit;		/* by row drawn: its tool item or -1 */
+	int		 nhit;
 	char		*search;
 	size_t		 first_vis, last_vis;
 };
@@ -203,6 +205,7 @@ agent_add(struct agent *a, enum item_kind kind)
 		a->n -= drop;
 		a->top_item = a->top_item > drop ? a->top_item - drop : 0;
 		a->sel = a->sel >= (long)drop ? a->sel - (long)drop : -1;
+		a->nhit = 0;	/* stale until the next draw */
 	}
 	if (a->n == a->alloc) {
 		a->alloc = a->alloc ? a->alloc * 2 : 64;
@@ -280,6 +283,7 @@ view_agent_free(struct pane *p)
 	for (i = 0; i < a->n; i++)
 		item_free(a->items[i]);
 	free(a->items);
+	free(a->hit);
 	free(a->search);
 	free(a);
 	p->data = NULL;
@@ -402,6 +406,8 @@ agent_draw_row(struct agent *a, WINDOW *win, int y, struct item *it,
 
 	if (r->tool) {
 		agent_draw_tool(a, win, y, it, idx == a->sel);
+		if (y >= 0 && y < a->nhit)
+			a->hit[y] = idx;
 		return;
 	}
 	if (r->lead != NULL)
@@ -433,6 +439,13 @@ view_agent_draw(struct pane *p, WINDOW *win)
 	size_t		 i, k;
 	int		 y;
 
+	if (a->nhit != a->h) {
+		a->nhit = a->h > 0 ? a->h : 0;
+		a->hit = xreallocarray(a->hit, (size_t)a->nhit + 1,
+		    sizeof *a->hit);
+	}
+	for (y = 0; y < a->nhit; y++)
+		a->hit[y] = -1;
 	if (a->n == 0) {
 		text_draw_role(win, 0, 0, "(nothing yet)", 13, a->w, ROLE_DIM);
 		return;
@@ -809,8 +822,24 @@ view_agent_tick(struct pane *p, uint64_t now)
 	}
 }
 
+/* A click on a tool call's line selects it; on the selected one, opens it. */
+static void
+view_agent_click(struct pane *p, int x, int y, int again)
+{
+	struct agent	*a = p->data;
+	long		 i;
+
+	if (y < 0 || y >= a->nhit || (i = a->hit[y]) < 0 || i >= (long)a->n ||
+	    a->items[i]->kind != IT_TOOL)
+		return;
+	if (again && i == a->sel)
+		view_agent_key(p, 0, ACT_ENTER);
+	else
+		a->sel = i;
+}
+
 const struct view view_agent = {
 	"agent", SCOPE_AGENT, view_agent_init, view_agent_free,
 	view_agent_draw, view_agent_key, view_agent_resize, view_agent_event,
-	view_agent_tick
+	view_agent_tick, view_agent_click
 };

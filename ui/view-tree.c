@@ -29,7 +29,6 @@
 
 #include "ui.h"
 #include "dynlib-git2.h"
-#include "dynlib-git2.h"
 
 #define TREE_RELOAD_MS	100
 #define TREE_GIT_MS	400
@@ -804,7 +803,24 @@ view_tree_key(struct pane *p, int key, enum ui_action a)
 	return 1;
 }
 
+/* A click selects a row; on the selected row it opens or folds it. */
+static void
+view_tree_click(struct pane *p, int x, int y, int again)
+{
+	struct tree	*t = p->data;
+	size_t		 i = t->top + (size_t)y;
+
+	if (t->flat_dirty)
+		tree_flatten(t);
+	if (y < 0 || i >= t->nflat)
+		return;
+	if (again && i == t->sel)
+		view_tree_key(p, 0, ACT_ENTER);
+	else
+		t->sel = i;
+}
+
 const struct view view_tree = {
 	"files", SCOPE_TREE, view_tree_init, view_tree_free, view_tree_draw,
-	view_tree_key, view_tree_resize, NULL, view_tree_tick
+	view_tree_key, view_tree_resize, NULL, view_tree_tick, view_tree_click
 };
