@@ -29,6 +29,7 @@
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <termios.h>
@@ -69,6 +70,9 @@ struct proc {
 	struct stream	 out, err;
 	int		 in_fd;
 	int		 status_fd;	/* the shim writes the command's status */
+	int		 shim_lost;	/* it closed that pipe and said nothing */
+	int		 reaped;	/* the shim is gone */
+	unsigned long long since;	/* /proc start time of the shim, at least */
 	struct buf	 in;
 	int		 in_eof;
 	struct sub	*subs;
@@ -115,6 +119,7 @@ struct client {
 	size_t		 out_off;
 	int		 dead;
 	int		 eof;
+	int		 wblocked;	/* the last write met a full socket */
 	/* forward mode: raw bytes to and from a TCP connection */
 	int		 tcp;
 	struct buf	 to_tcp;
@@ -419,6 +424,8 @@ procs_trim(void)
 }
 
 static void kill_tree_hard(pid_t);
+static int status_take(struct proc *, int *);
+static void orphans_kill(unsigned long long);
 
 static void
 proc_exited(struct proc *p, int status)
@@ -434,13 +441,11 @@ proc_exited(struct proc *p, int status)
 	 * its tree, now re-parented to us, would escape the command's end:
 	 * kill what is left of its session and descendants.
 	 */
-	if (p->status_fd != -1) {
-		if (read(p->status_fd, &real, sizeof real) == (ssize_t)sizeof real)
-			p->status = real;
-		else
-			kill_tree_hard(p->pid);
-		close(p->status_fd);
-		p->status_fd = -1;
+	if (p->status_fd != -1 && status_take(p, &real) == 1)
+		p->status = real;
+	if (p->shim_lost) {
+		kill_tree_hard(p->pid);
+		orphans_kill(p->since);
 	}
 	p->duration_ms = mono_ms() - p->start_ms;
 	/* All it wrote is in the pipes now: take it, then close them. */
@@ -468,80 +473,107 @@ proc_exited(struct proc *p, int status)
 	/* procs_trim() runs at the end of the loop: p may still be polled. */
 }
 
-/*
- * Every process of a command: its session and process group (setsid made
- * both its pid) and anything descending from it. A daemon that made its own
- * session and was re-parented to us escapes this; stop the sandbox for
- * those. O(processes in the sandbox) per call.
- */
+/* One line of /proc/PID/stat: who a process is and where it hangs. */
+struct pinfo {
+	pid_t			 pid, ppid, pgid, sid;
+	unsigned long long	 start;		/* clock ticks since boot */
+};
+
 static int
-kill_tree(pid_t root, int sig)
+pinfo_read(pid_t pid, struct pinfo *pi)
+{
+	char			 path[64], data[1024], *p;
+	unsigned long long	 start;
+	long			 ppid, pgid, sid;
+	char			 st;
+	ssize_t			 r;
+	int			 fd;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	r = read(fd, data, sizeof data - 1);
+	close(fd);
+	if (r <= 0)
+		return -1;
+	data[r] = '\0';
+	/* The name may hold anything, ')' too: fields follow the last. */
+	if ((p = strrchr(data, ')')) == NULL)
+		return -1;
+	if (sscanf(p + 2, "%c %ld %ld %ld %*d %*d %*u %*u %*u %*u %*u %*u "
+	    "%*u %*d %*d %*d %*d %*d %*d %llu", &st, &ppid, &pgid, &sid,
+	    &start) != 5)
+		return -1;
+	pi->pid = pid;
+	pi->ppid = (pid_t)ppid;
+	pi->pgid = (pid_t)pgid;
+	pi->sid = (pid_t)sid;
+	pi->start = start;
+	return 0;
+}
+
+/* Every process of the sandbox but envd, in *out; returns how many. */
+static size_t
+pinfo_all(struct pinfo **out)
 {
 	DIR		*d;
 	struct dirent	*de;
-	pid_t		*pids = NULL, *ppids = NULL, *sids = NULL, *pgs = NULL;
-	size_t		 n = 0, i, j;
-	int		 hit = 0, depth;
-	char		 path[300], data[512], *p;
-	int		 fd;
-	ssize_t		 r;
-	pid_t		 pp;
+	struct pinfo	*v = NULL, pi;
+	size_t		 n = 0, alloc = 0;
+	pid_t		 pid;
 
+	*out = NULL;
 	if ((d = opendir("/proc")) == NULL)
 		return 0;
 	while ((de = readdir(d)) != NULL) {
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
-		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		pid = (pid_t)atol(de->d_name);
+		if (pid == 1 || pid == getpid() || pinfo_read(pid, &pi) != 0)
 			continue;
-		r = read(fd, data, sizeof data - 1);
-		close(fd);
-		if (r <= 0)
-			continue;
-		data[r] = '\0';
-		if ((p = strrchr(data, ')')) == NULL)
-			continue;
-		pids = xreallocarray(pids, n + 1, sizeof *pids);
-		ppids = xreallocarray(ppids, n + 1, sizeof *ppids);
-		sids = xreallocarray(sids, n + 1, sizeof *sids);
-		pgs = xreallocarray(pgs, n + 1, sizeof *pgs);
-		pids[n] = (pid_t)atol(de->d_name);
-		ppids[n] = pgs[n] = sids[n] = 0;
-		{
-			char st;
-			long a, b, c;
-			if (sscanf(p + 2, "%c %ld %ld %ld", &st, &a, &b,
-			    &c) == 4) {
-				ppids[n] = (pid_t)a;
-				pgs[n] = (pid_t)b;
-				sids[n] = (pid_t)c;
-			}
+		if (n == alloc) {
+			alloc = alloc == 0 ? 64 : alloc * 2;
+			v = xreallocarray(v, alloc, sizeof *v);
 		}
-		n++;
+		v[n++] = pi;
 	}
 	closedir(d);
+	*out = v;
+	return n;
+}
+
+/*
+ * Every process of a command: its session and process group (setsid made
+ * both its pid) and anything descending from it. A daemon that made its own
+ * session and was re-parented to us escapes this: see orphans_kill. O(
+ * processes in the sandbox) per call.
+ */
+static int
+kill_tree(pid_t root, int sig)
+{
+	struct pinfo	*v;
+	size_t		 n, i, j;
+	int		 hit = 0, depth, mine;
+	pid_t		 pp;
+
+	n = pinfo_all(&v);
 	for (i = 0; i < n; i++) {
-		if (pids[i] == 1 || pids[i] == getpid())
-			continue;
-		int mine = pids[i] == root || sids[i] == root || pgs[i] == root;
-		for (pp = ppids[i], depth = 0; !mine && pp > 1 && depth < 64;
+		mine = v[i].pid == root || v[i].sid == root ||
+		    v[i].pgid == root;
+		for (pp = v[i].ppid, depth = 0; !mine && pp > 1 && depth < 64;
 		    depth++) {
 			if (pp == root) {
 				mine = 1;
 				break;
 			}
-			for (j = 0; j < n && pids[j] != pp; j++)
+			for (j = 0; j < n && v[j].pid != pp; j++)
 				;
-			pp = j < n ? ppids[j] : 0;
+			pp = j < n ? v[j].ppid : 0;
 		}
-		if (mine && kill(pids[i], sig) == 0)
+		if (mine && kill(v[i].pid, sig) == 0)
 			hit++;
 	}
-	free(pids);
-	free(ppids);
-	free(sids);
-	free(pgs);
+	free(v);
 	return hit;
 }
 
@@ -561,12 +593,16 @@ static void
 child_setup_common(void)
 {
 	sigset_t	 set;
-	int		 i, fd;
+	int		 fd;
 
+	/*
+	 * envd handles no signal (SIGCHLD comes through a signalfd) and
+	 * ignores only SIGPIPE; main() set every other inherited disposition
+	 * back to the default. So: the mask and SIGPIPE.
+	 */
 	sigemptyset(&set);
 	sigprocmask(SIG_SETMASK, &set, NULL);
-	for (i = 1; i < NSIG; i++)
-		signal(i, SIG_DFL);
+	signal(SIGPIPE, SIG_DFL);
 	prctl(PR_SET_PDEATHSIG, 0);
 	/* The host made envd the OOM killer's last choice; not its children. */
 	if ((fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC)) != -1) {
@@ -577,35 +613,214 @@ child_setup_common(void)
 }
 
 /*
+ * What a shim says on fd 3 when the command ends, in one write (at most
+ * PIPE_BUF bytes, so envd reads it whole): the command's wait status, and
+ * the processes left behind (children of the shim still running: daemons,
+ * jobs put in the background), which envd then adopts as legitimate. A
+ * shim killed before it could say this says nothing: see orphans_kill.
+ */
+#define SHIM_LEFT_MAX	200
+struct shim_report {
+	int	status;
+	int	nleft;
+	struct {
+		pid_t			pid;
+		unsigned long long	start;
+	} left[SHIM_LEFT_MAX];
+};
+
+static void
+shim_report(int status)
+{
+	struct shim_report	 r;
+	struct pinfo		*v;
+	size_t			 n, i;
+	pid_t			 pid;
+	int			 st;
+
+	memset(&r, 0, sizeof r);
+	r.status = status;
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		;
+	if (pid == 0) {
+		n = pinfo_all(&v);
+		for (i = 0; i < n && r.nleft < SHIM_LEFT_MAX; i++) {
+			if (v[i].ppid != getpid())
+				continue;
+			r.left[r.nleft].pid = v[i].pid;
+			r.left[r.nleft].start = v[i].start;
+			r.nleft++;
+		}
+		free(v);
+	}
+	/* Said before dying: a shim killed by someone says nothing. */
+	if (write(3, &r, offsetof(struct shim_report, left) +
+	    (size_t)r.nleft * sizeof r.left[0]) < 0)
+		_exit(126);
+	close(3);
+}
+
+/*
+ * Processes left behind by commands that ended normally: re-parented to
+ * us, and allowed to live on (a server started with '&'). By pid and start
+ * time, so a reused pid is not taken for one of them.
+ */
+static struct {
+	pid_t			 pid;
+	unsigned long long	 start;
+} *adopted;
+static size_t	 nadopted;
+
+static void
+adopt(pid_t pid, unsigned long long start)
+{
+	struct pinfo	 pi;
+	size_t		 i, j;
+
+	/* Forget the dead first: the list stays as long as what lives. */
+	for (i = j = 0; i < nadopted; i++) {
+		if (pinfo_read(adopted[i].pid, &pi) == 0 &&
+		    pi.start == adopted[i].start)
+			adopted[j++] = adopted[i];
+	}
+	nadopted = j;
+	adopted = xreallocarray(adopted, nadopted + 1, sizeof *adopted);
+	adopted[nadopted].pid = pid;
+	adopted[nadopted].start = start;
+	nadopted++;
+}
+
+/*
+ * The shim's report, read whole: 1 and the command's status; 0 when the
+ * shim closed the pipe without a word (killed: shim_lost); -1 not yet.
+ */
+static int
+status_take(struct proc *p, int *status)
+{
+	struct shim_report	 r;
+	ssize_t			 n;
+	int			 i;
+
+	n = read(p->status_fd, &r, sizeof r);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return -1;
+	close(p->status_fd);
+	p->status_fd = -1;
+	if (n < (ssize_t)offsetof(struct shim_report, left)) {
+		p->shim_lost = 1;
+		return 0;
+	}
+	for (i = 0; i < r.nleft && i < SHIM_LEFT_MAX &&
+	    (ssize_t)(offsetof(struct shim_report, left) +
+	    (size_t)(i + 1) * sizeof r.left[0]) <= n; i++)
+		adopt(r.left[i].pid, r.left[i].start);
+	*status = r.status;
+	return 1;
+}
+
+/*
+ * A shim killed by its own command (same uid: it can) lets the command's
+ * daemons, those that left its session, fall to us with nothing to tie
+ * them to the command. They are the processes re-parented to us since the
+ * shim started that are neither ours (a shim, a service) nor adopted:
+ * killed with their trees. Called once the shim is reaped, when the kernel
+ * has re-parented its children.
+ */
+static void
+orphans_kill(unsigned long long since)
+{
+	struct pinfo	*v;
+	struct proc	*p;
+	struct service	*sv;
+	size_t		 n, i, k;
+	int		 ours;
+
+	n = pinfo_all(&v);
+	for (i = 0; i < n; i++) {
+		if (v[i].ppid != getpid() || v[i].start < since)
+			continue;
+		ours = 0;
+		for (p = procs; p != NULL && !ours; p = p->next)
+			ours = !p->reaped && p->pid == v[i].pid;
+		for (sv = services; sv != NULL && !ours; sv = sv->next)
+			ours = sv->pid > 0 && (sv->pid == v[i].pid ||
+			    sv->pid == v[i].sid);
+		for (k = 0; k < nadopted && !ours; k++)
+			ours = adopted[k].pid == v[i].pid &&
+			    adopted[k].start == v[i].start;
+		if (!ours) {
+			log_info("killing pid %ld: left by a command whose "
+			    "shim was killed", (long)v[i].pid);
+			kill_tree_hard(v[i].pid);
+		}
+	}
+	free(v);
+}
+
+/* Now, in /proc's unit (clock ticks since boot), rounded down. */
+static unsigned long long
+boot_ticks(void)
+{
+	struct timespec	 ts;
+	long		 hz = sysconf(_SC_CLK_TCK);
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	if (hz <= 0)
+		hz = 100;
+	return (unsigned long long)ts.tv_sec * (unsigned long long)hz +
+	    (unsigned long long)ts.tv_nsec / (1000000000ULL / (unsigned long
+	    long)hz);
+}
+
+/*
  * Every command runs under a small shim, the leader of its session and a
  * child subreaper: a daemon that double-forks and leaves the session is
  * re-parented to the shim, not to envd, so it stays in the command's tree
- * and a timeout or kill finds it. The shim returns in the child, which
- * goes on to exec the command; the shim itself waits for it and exits the
+ * and a timeout or kill finds it. The shim starts the command with
+ * posix_spawn (a vfork: no second copy of the address space on the way to
+ * every command), waits for it, reports its status on fd 3 and exits the
  * same way (code, or the same signal), ignoring the signals meant for the
- * command's process group. Costs one fork per command.
+ * command's process group. Never returns.
  */
 static void
-shim(void)
+shim(char **argv, const char *cwd)
 {
-	pid_t	 pid, main_pid;
-	int	 status, main_status = 0, nullfd, sig;
+	posix_spawn_file_actions_t	 fa;
+	posix_spawnattr_t		 attr;
+	sigset_t			 def;
+	pid_t				 pid, main_pid;
+	int				 status, main_status, nullfd, sig, r, code;
 	static const int ignored[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT,
 	    SIGUSR1, SIGUSR2, SIGWINCH, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE,
 	    SIGALRM };
-	size_t	 k;
+	size_t				 k;
 
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 	prctl(PR_SET_NAME, "holt-shim");
-	if ((main_pid = fork()) == -1)
-		_exit(126);
-	if (main_pid == 0) {
-		prctl(PR_SET_CHILD_SUBREAPER, 0);
-		close(3);
-		return;
-	}
-	for (k = 0; k < nitems(ignored); k++)
+	sigemptyset(&def);
+	for (k = 0; k < nitems(ignored); k++) {
 		signal(ignored[k], SIG_IGN);
+		sigaddset(&def, ignored[k]);
+	}
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigdefault(&attr, &def);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addclose(&fa, 3);
+	posix_spawn_file_actions_addchdir_np(&fa, cwd);
+	r = posix_spawnp(&main_pid, argv[0], &fa, &attr, argv, environ);
+	if (r != 0) {
+		/* Which failed: the directory or the command. */
+		if (chdir(cwd) != 0) {
+			dprintf(2, "holt-envd: %s: %s\n", cwd, strerror(errno));
+			code = 126;
+		} else {
+			dprintf(2, "holt-envd: %s: %s\n", argv[0], strerror(r));
+			code = r == ENOENT ? 127 : 126;
+		}
+		shim_report(W_EXITCODE(code, 0));
+		_exit(code);
+	}
 	if ((nullfd = open("/dev/null", O_RDWR)) != -1) {
 		dup2(nullfd, 0);
 		dup2(nullfd, 1);
@@ -613,6 +828,7 @@ shim(void)
 		if (nullfd > 2)
 			close(nullfd);
 	}
+	main_status = 0;
 	for (;;) {
 		pid = waitpid(-1, &status, 0);
 		if (pid == -1 && errno == EINTR)
@@ -624,10 +840,7 @@ shim(void)
 			break;
 		}
 	}
-	/* Said before dying: a shim killed by someone says nothing. */
-	if (write(3, &main_status, sizeof main_status) < 0)
-		_exit(126);
-	close(3);
+	shim_report(main_status);
 	if (WIFSIGNALED(main_status)) {
 		sig = WTERMSIG(main_status);
 		signal(sig, SIG_DFL);
@@ -696,6 +909,7 @@ proc_spawn(const cJSON *req, char **cause)
 	struct winsize	  ws;
 	pid_t		  pid;
 	double		  t;
+	unsigned long long since;
 
 	if ((argv = argv_from(req, cause)) == NULL)
 		return NULL;
@@ -739,6 +953,8 @@ proc_spawn(const cJSON *req, char **cause)
 
 	if (pipe2(sp, O_CLOEXEC) != 0)
 		fatal("pipe2");
+	since = boot_ticks();
+	since = since > 0 ? since - 1 : 0;	/* the kernel's rounding */
 	if ((pid = fork()) == -1) {
 		*cause = xprintf("fork: %s", strerror(errno));
 		close(sp[0]);
@@ -766,19 +982,12 @@ proc_spawn(const cJSON *req, char **cause)
 		else if (dup2(sp[1], 3) == -1)
 			_exit(126);
 		close_range(4, ~0U, 0);
-		shim();
 		env = cJSON_GetObjectItemCaseSensitive(req, "env");
 		cJSON_ArrayForEach(e, env) {
 			if (cJSON_IsString(e) && e->string != NULL)
 				setenv(e->string, e->valuestring, 1);
 		}
-		if (chdir(cwd) != 0) {
-			dprintf(2, "holt-envd: %s: %s\n", cwd, strerror(errno));
-			_exit(126);
-		}
-		execvp(argv[0], argv);
-		dprintf(2, "holt-envd: %s: %s\n", argv[0], strerror(errno));
-		_exit(errno == ENOENT ? 127 : 126);
+		shim(argv, cwd);
 	}
 	free(cwd);
 	argv_free(argv);
@@ -786,6 +995,7 @@ proc_spawn(const cJSON *req, char **cause)
 	p = xcalloc(1, sizeof *p);
 	p->pid = pid;
 	p->start_ms = mono_ms();
+	p->since = since;
 	close(sp[1]);
 	p->status_fd = sp[0];
 	file_set_nonblock(p->status_fd);
@@ -1768,6 +1978,7 @@ client_write(struct client *c)
 	ssize_t	 n;
 
 	n = write(c->fd, c->out.data + c->out_off, client_queued(c));
+	c->wblocked = n == -1 && errno == EAGAIN;
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
@@ -1832,6 +2043,8 @@ client_accept(void)
 	buf_init(&c->out);
 	c->next = clients;
 	clients = c;
+	/* A client writes its first requests at once: no poll round for them. */
+	client_read(c);
 }
 
 static void
@@ -1860,8 +2073,10 @@ reap(void)
 	while (read(sig_fd, &si, sizeof si) == (ssize_t)sizeof si)
 		;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-		if ((p = proc_find(pid)) != NULL && !p->exited) {
-			proc_exited(p, status);
+		if ((p = proc_find(pid)) != NULL && !p->reaped) {
+			p->reaped = 1;
+			if (!p->exited)
+				proc_exited(p, status);
 			continue;
 		}
 		for (sp = &services; (s = *sp) != NULL; sp = &s->next) {
@@ -1897,7 +2112,7 @@ svc_read(struct service *s)
 /* loop ---------------------------------------------------------------- */
 
 enum kind { K_SIG, K_LISTEN, K_CLIENT, K_TCP, K_OUT, K_ERR, K_IN, K_SVC,
-    K_WATCH };
+    K_WATCH, K_STATUS };
 struct slot {
 	enum kind	 kind;
 	void		*ptr;
@@ -1936,6 +2151,20 @@ stdin_write(struct proc *p)
 		close(p->in_fd);
 		p->in_fd = -1;
 	}
+}
+
+/*
+ * The shim's report: the command's end is known as soon as the shim writes
+ * it, before the shim itself exits and is reaped. A pipe closed with
+ * nothing in it means the shim was killed: reap() handles that.
+ */
+static void
+status_read(struct proc *p)
+{
+	int	 real;
+
+	if (status_take(p, &real) == 1)
+		proc_exited(p, real);
 }
 
 static void
@@ -2030,6 +2259,8 @@ loop(void)
 				ADD(p->err.fd, POLLIN, K_ERR, p);
 			if (p->in_fd != -1 && (p->in.len > 0 || p->in_eof))
 				ADD(p->in_fd, POLLOUT, K_IN, p);
+			if (p->status_fd != -1 && !p->exited)
+				ADD(p->status_fd, POLLIN, K_STATUS, p);
 		}
 		for (s = services; s != NULL; s = s->next) {
 			if (s->out_fd != -1)
@@ -2097,7 +2328,17 @@ loop(void)
 			case K_WATCH:
 				watch_read(slot[i].ptr);
 				break;
+			case K_STATUS:
+				p = slot[i].ptr;
+				if (p->status_fd != -1 && !p->exited)
+					status_read(p);
+				break;
 			}
+		}
+		/* Replies and events made above go out now, not a poll later. */
+		for (c = clients; c != NULL; c = c->next) {
+			if (!c->dead && !c->wblocked && client_queued(c) > 0)
+				client_write(c);
 		}
 		/* Forwards end when both directions are done. */
 		for (c = clients; c != NULL; c = c->next) {
@@ -2154,8 +2395,9 @@ int
 main(int argc, char **argv)
 {
 	sigset_t	 set;
+	struct sigaction sa;
 	char		*cause = NULL;
-	int		 ch, fd, r;
+	int		 ch, fd, r, sig;
 	static const struct option longopts[] = {
 		{ "listen-fd", required_argument, NULL, 'l' },
 		{ "state-fd", required_argument, NULL, 's' },
@@ -2214,6 +2456,11 @@ main(int argc, char **argv)
 	if (state_fd != -1)
 		file_set_cloexec(state_fd);
 	umask(022);
+	/* Ignored signals are inherited through exec: give commands defaults. */
+	for (sig = 1; sig < NSIG; sig++) {
+		if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN)
+			signal(sig, SIG_DFL);
+	}
 	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&set);
 	sigaddset(&set, SIGCHLD);

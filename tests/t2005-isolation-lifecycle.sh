@@ -119,12 +119,19 @@ test_expect_success 'a command that kills its shim does not escape' '
 '
 kill_marked $m-noshim
 
-# Known breakage: the same, after the command has made daemons (setsid, one
-# double-forked): while the shim lives they are its children, but once it
-# is killed they are re-parented to holt-envd in sessions of their own and
-# live on. Any process re-parented to envd that is not a shim or a service
-# envd started itself can only come from a dead shim: envd may kill those.
-test_expect_failure 'a command that makes daemons and then kills its shim' '
+# The same, after the command has made daemons (setsid, one double-forked):
+# while the shim lives they are its children; once it is killed they are
+# re-parented to holt-envd in sessions of their own. envd kills what was
+# re-parented to it since that shim started and is neither its own (a shim,
+# a service) nor left behind by a command that ended normally. Such a
+# daemon, started earlier with '&', must live on.
+test_expect_success 'a daemon a finished command left behind lives on' '
+	holt sandbox exec "$a" -- sh -c \
+		"setsid /workspace/holt-attack sleep $m-kept 120 >/dev/null 2>&1 &" &&
+	test_wait_for 100 "test -n \"\$(host_pids $m-kept)\""
+'
+
+test_expect_success 'a command that makes daemons and then kills its shim' '
 	holt sandbox exec --timeout 5 "$a" -- sh -c "
 		/workspace/holt-attack daemon $m-noshim-d 60
 		(setsid /workspace/holt-attack sleep $m-noshim-s 60 &)
@@ -135,6 +142,11 @@ test_expect_failure 'a command that makes daemons and then kills its shim' '
 '
 kill_marked $m-noshim-d
 kill_marked $m-noshim-s
+
+test_expect_success 'and the daemon left behind earlier still lives' '
+	test -n "$(host_pids $m-kept)"
+'
+kill_marked $m-kept
 
 test_expect_success 'two sandboxes: a process of one is invisible to the other' '
 	holt sandbox exec "$a" -- sh -c \
