@@ -40,6 +40,7 @@
 #include <git2.h>
 #include <git2/sys/repository.h>
 #undef git_diff
+#include "dynlib-git2.h"
 
 /* Set up libgit2 once: no system or global configuration, ever. */
 static void
