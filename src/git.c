@@ -796,7 +796,14 @@ git_import_impl(const char *src, const char *ws,
 	co.fetch_opts.follow_redirects = GIT_REMOTE_REDIRECT_INITIAL;
 	if (opts != NULL && opts->branch != NULL)
 		co.checkout_branch = opts->branch;
-	if (opts != NULL && opts->depth > 0) {
+	/*
+	 * Shallow fetches came with libgit2 1.7, for the network transports
+	 * only (its local transport refuses them).
+	 */
+	if (opts != NULL && opts->depth > 0 && local)
+		log_warnx("--depth %d: a local repository is copied with its "
+		    "whole history", opts->depth);
+	else if (opts != NULL && opts->depth > 0) {
 #if LIBGIT2_VER_MAJOR > 1 || LIBGIT2_VER_MINOR >= 7
 		co.fetch_opts.depth = opts->depth;
 #else

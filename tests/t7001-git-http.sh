@@ -67,6 +67,42 @@ test_expect_success HTTPD 'a token in the URL is used, and not saved' '
 	! grep -r -a -F "$TOKEN" ws3
 '
 
+# libgit2 1.7 made shallow fetches; holt built against an older one warns
+# and clones everything. Which one this build has: pkg-config, if it can tell.
+if pkg-config --exists libgit2 2>/dev/null; then
+	if pkg-config --atleast-version=1.7 libgit2; then SHALLOW=yes; else SHALLOW=no; fi
+else
+	SHALLOW=
+fi
+
+test_expect_success HTTPD 'holt new --depth 1: one commit in the sandbox, or a warning and all' '
+	HOLT_GIT_TOKEN=$TOKEN holt new -d -s deep --model script:/dev/null \
+		--repo "$URL" --branch dev --depth 1 >name 2>err &&
+	echo deep >expect && test_cmp expect name &&
+	sbx=$(json_q "print(d[\"sandbox\"])" <"$HOLT_HOME/data/sessions/deep/session.json") &&
+	ws=$HOLT_HOME/data/sandboxes/$sbx/workspace &&
+	git -C "$ws" rev-parse HEAD >head &&
+	git -C work rev-parse dev >expect && test_cmp expect head &&
+	n=$(git -C "$ws" rev-list --count HEAD) &&
+	if grep "cannot make shallow clones; cloning the whole history" err; then
+		test "$SHALLOW" != yes &&
+		grep "^holt: --depth 1: this libgit2 (1\.[0-6]\.[0-9]*) cannot" err &&
+		test "$n" = 2 && test ! -e "$ws/.git/shallow"
+	else
+		test "$SHALLOW" != no &&
+		test "$n" = 1 && test -s "$ws/.git/shallow" &&
+		! grep -i "depth" err
+	fi &&
+	holt kill-session --rm -t deep
+'
+
+test_expect_success HTTPD '--depth with a local repository: copied whole, said so' '
+	git_tool import "$TRASH_DIRECTORY/work" wsl -b dev -d 1 2>err &&
+	grep "depth 1: a local repository is copied with its whole history" err &&
+	git -C wsl rev-list --count HEAD >count &&
+	echo 2 >expect && test_cmp expect count
+'
+
 test_expect_success HTTPD 'no token, or a wrong one: clear errors, nothing left' '
 	test_must_fail git_tool import "$URL" ws4 2>err &&
 	grep "none is set (set HOLT_GIT_TOKEN or GITHUB_TOKEN" err &&
