@@ -27,6 +27,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -2387,8 +2388,53 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: holt-envd --listen-fd N [--state-fd N] "
-	    "[--id ID]\n(holt-envd is started by holt inside a sandbox; "
+	    "[--id ID] [--user UID]\n(holt-envd is started by holt inside a sandbox; "
 	    "see holt-envd(8))\n");
+}
+
+/*
+ * --user UID: started as root of its namespace with only CAP_SETUID,
+ * CAP_SETGID and CAP_SETPCAP (holt does this where the sandbox's user is a
+ * host uid of its own), become UID for good before anything else: the
+ * bounding set emptied, then the change of uid drops the rest.
+ */
+static void
+become_user(const char *arg)
+{
+	char		*end;
+	unsigned long	 v;
+	uid_t		 uid;
+	FILE		*f;
+	char		 line[256];
+	int		 r;
+
+	errno = 0;
+	v = strtoul(arg, &end, 10);
+	if (*arg == '\0' || *end != '\0' || errno != 0 || v == 0 ||
+	    v > 65535)
+		fatalx("--user %s: not a uid", arg);
+	uid = (uid_t)v;
+	/* Out of the bounding set first (CAP_SETPCAP), then the rest goes. */
+	for (r = 0; r <= 63; r++) {
+		if (prctl(PR_CAPBSET_DROP, r) != 0 && errno != EINVAL)
+			fatal("--user: PR_CAPBSET_DROP %d", r);
+	}
+	if (setgroups(0, NULL) != 0 || setresgid((gid_t)uid, (gid_t)uid,
+	    (gid_t)uid) != 0 || setresuid(uid, uid, uid) != 0)
+		fatal("--user %lu", v);
+	if (getuid() != uid || geteuid() != uid || getgid() != (gid_t)uid)
+		fatalx("--user %lu: still %lu", v, (unsigned long)geteuid());
+	/* Changing from uid 0 cleared every capability: check it did. */
+	if ((f = fopen("/proc/self/status", "re")) != NULL) {
+		while (fgets(line, sizeof line, f) != NULL) {
+			if ((strncmp(line, "CapEff:", 7) == 0 ||
+			    strncmp(line, "CapBnd:", 7) == 0) &&
+			    strspn(line + 7, "\t 0") != strlen(line + 7) - 1)
+				fatalx("--user %lu: capabilities left: %s", v,
+				    line);
+		}
+		fclose(f);
+	}
 }
 
 int
@@ -2397,11 +2443,13 @@ main(int argc, char **argv)
 	sigset_t	 set;
 	struct sigaction sa;
 	char		*cause = NULL;
+	const char	*user = NULL;
 	int		 ch, fd, r, sig;
 	static const struct option longopts[] = {
 		{ "listen-fd", required_argument, NULL, 'l' },
 		{ "state-fd", required_argument, NULL, 's' },
 		{ "id", required_argument, NULL, 'i' },
+		{ "user", required_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -2417,6 +2465,9 @@ main(int argc, char **argv)
 			break;
 		case 'i':
 			sandbox_id_arg = optarg;
+			break;
+		case 'u':
+			user = optarg;
 			break;
 		case 'h':
 			usage();
@@ -2436,6 +2487,11 @@ main(int argc, char **argv)
 		    "it with bwrap --as-pid-1 --unshare-pid)");
 	if (state_fd >= 0 && fcntl(state_fd, F_GETFD) == -1)
 		state_fd = -1;
+	if (user != NULL) {
+		become_user(user);
+		if (chdir("/workspace") != 0)
+			log_warn("/workspace");
+	}
 	/* Nothing inside may open our descriptors through /proc/1/fd. */
 	prctl(PR_SET_DUMPABLE, 0);
 	/* No abstract socket or signal outside the sandbox, even --net on. */

@@ -2309,6 +2309,66 @@ jail_write_file(const char *path, const char *text)
 static int	 git_jail_broken;
 
 /*
+ * Into a new user and mount namespace, in which we are who we were: 1 if
+ * the kernel says no (go on unconfined), -1 if it failed half-way. A
+ * workspace owned by another uid while we are root (a sandbox's own host
+ * uid, see git_ws_give_back) needs that uid mapped too, or root inside
+ * could not even enter it; only a process left outside may write such a
+ * map, so a child of ours, still on the host, writes it for us.
+ */
+static int
+jail_unshare(const char *ws)
+{
+	struct stat	 st;
+	char		 map[128], path[64], c;
+	uid_t		 uid = geteuid();
+	gid_t		 gid = getegid();
+	pid_t		 pid, self = getpid();
+	int		 sync[2], status, ok;
+
+	if (uid != 0 || stat(ws, &st) != 0 || st.st_uid == 0) {
+		if (unshare(CLONE_NEWUSER|CLONE_NEWNS) != 0)
+			return 1;
+		jail_write_file("/proc/self/setgroups", "deny");
+		snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)uid,
+		    (unsigned long)uid);
+		if (jail_write_file("/proc/self/uid_map", map) != 0)
+			return -1;
+		snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)gid,
+		    (unsigned long)gid);
+		if (jail_write_file("/proc/self/gid_map", map) != 0)
+			return -1;
+		return 0;
+	}
+	if (pipe2(sync, O_CLOEXEC) != 0 || (pid = fork()) == -1)
+		return 1;
+	if (pid == 0) {
+		close(sync[1]);
+		if (read(sync[0], &c, 1) != 1)
+			_exit(1);
+		snprintf(map, sizeof map, "0 0 1\n%lu %lu 1\n",
+		    (unsigned long)st.st_uid, (unsigned long)st.st_uid);
+		snprintf(path, sizeof path, "/proc/%ld/uid_map", (long)self);
+		ok = jail_write_file(path, map) == 0;
+		snprintf(map, sizeof map, "0 0 1\n%lu %lu 1\n",
+		    (unsigned long)st.st_gid, (unsigned long)st.st_gid);
+		snprintf(path, sizeof path, "/proc/%ld/gid_map", (long)self);
+		ok = ok && jail_write_file(path, map) == 0;
+		_exit(ok ? 0 : 1);
+	}
+	close(sync[0]);
+	ok = unshare(CLONE_NEWUSER|CLONE_NEWNS) == 0;
+	if (write(sync[1], ok ? "y" : "n", 1) != 1)
+		ok = 0;
+	close(sync[1]);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	if (!ok)
+		return 1;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/*
  * 0: confined, 1: not possible here (go on unconfined), -1: failed after
  * the namespaces were made (some LSMs allow unshare but not its use), so
  * this process cannot go on; the parent retries unconfined.
@@ -2316,23 +2376,12 @@ static int	 git_jail_broken;
 static int
 git_jail_enter(const char *ws)
 {
-	char	 map[64];
-	uid_t	 uid = geteuid();
-	gid_t	 gid = getegid();
+	int	 r;
 
 	if (git_jail_broken || getenv("HOLT_GIT_NO_JAIL") != NULL)
 		return 1;
-	if (unshare(CLONE_NEWUSER|CLONE_NEWNS) != 0)
-		return 1;
-	jail_write_file("/proc/self/setgroups", "deny");
-	snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)uid,
-	    (unsigned long)uid);
-	if (jail_write_file("/proc/self/uid_map", map) != 0)
-		return -1;
-	snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)gid,
-	    (unsigned long)gid);
-	if (jail_write_file("/proc/self/gid_map", map) != 0)
-		return -1;
+	if ((r = jail_unshare(ws)) != 0)
+		return r;
 	if (chroot(ws) != 0 || chdir("/") != 0)
 		return -1;
 	return 0;
@@ -2437,11 +2486,9 @@ git_push_jail_enter(const char *ws, const char *url)
 	    "/dev/random", "/dev/urandom" };
 	struct jail_bind	 b[16];
 	struct stat		 sb;
-	char			 map[64], link[PATH_MAX], *root, *p;
+	char			 link[PATH_MAX], *root, *p;
 	char			*resolv = NULL, *kh = NULL;
 	const char		*home, *sock;
-	uid_t			 uid = geteuid();
-	gid_t			 gid = getegid();
 	size_t			 i, nb = 0;
 	ssize_t			 n;
 	int			 r = -1;
@@ -2479,19 +2526,9 @@ git_push_jail_enter(const char *ws, const char *url)
 		r = 1;
 		goto out;
 	}
-	if (unshare(CLONE_NEWUSER|CLONE_NEWNS) != 0) {
-		r = 1;
+	if ((r = jail_unshare(ws)) != 0)
 		goto out;
-	}
-	jail_write_file("/proc/self/setgroups", "deny");
-	snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)uid,
-	    (unsigned long)uid);
-	if (jail_write_file("/proc/self/uid_map", map) != 0)
-		goto out;
-	snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)gid,
-	    (unsigned long)gid);
-	if (jail_write_file("/proc/self/gid_map", map) != 0)
-		goto out;
+	r = -1;
 	if (mount(NULL, "/", NULL, MS_REC|MS_PRIVATE, NULL) != 0 ||
 	    mount("holt-git", root, "tmpfs", MS_NOSUID|MS_NODEV,
 	    "mode=0755,size=1m") != 0)
@@ -2873,6 +2910,64 @@ static int git_push_branch_impl(const char *, const char *, const char *,
     const char *, const char *, char **);
 
 /* The result of a finished job; frees it. 0 ok (*out), -1 with *cause. */
+/*
+ * A workspace owned by a host uid of its own (a sandbox made by root where
+ * no pids cgroup could hold it) must stay that uid's: what a git operation
+ * made there as root (objects, refs, reverted files, a clone) is given
+ * back, or the sandbox's user could not change it. The walk goes by
+ * descriptor and never follows a symbolic link, so a tree the sandbox
+ * changes meanwhile cannot lead it outside the workspace.
+ */
+static void
+ws_give_back_at(int dfd, uid_t uid, gid_t gid, int depth)
+{
+	DIR		*d;
+	struct dirent	*de;
+	struct stat	 st;
+	int		 fd, cfd;
+
+	if (depth > 256 || (fd = dup(dfd)) == -1)
+		return;
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			continue;
+		if (st.st_uid == 0 && fchownat(dfd, de->d_name, uid, gid,
+		    AT_SYMLINK_NOFOLLOW) != 0)
+			log_debug("%s: %s", de->d_name, strerror(errno));
+		if (!S_ISDIR(st.st_mode))
+			continue;
+		cfd = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY |
+		    O_NOFOLLOW | O_CLOEXEC);
+		if (cfd != -1) {
+			ws_give_back_at(cfd, uid, gid, depth + 1);
+			close(cfd);
+		}
+	}
+	closedir(d);
+}
+
+void
+git_ws_give_back(const char *ws)
+{
+	struct stat	 st;
+	int		 fd;
+
+	if (geteuid() != 0)
+		return;
+	fd = open(ws, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return;
+	if (fstat(fd, &st) == 0 && st.st_uid != 0)
+		ws_give_back_at(fd, st.st_uid, st.st_gid, 0);
+	close(fd);
+}
+
 static int
 git_job_collect(struct git_job *job, struct buf *out, char **cause)
 {
@@ -2885,6 +2980,17 @@ git_job_collect(struct git_job *job, struct buf *out, char **cause)
 	while (waitpid(job->pid, &status, 0) == -1 && errno == EINTR)
 		;
 	job->pid = 0;
+	switch (job->jc.op) {
+	case JAIL_REVERT_HUNK:
+	case JAIL_REVERT_FILE:
+	case JAIL_COMMIT:
+	case JAIL_PUSH:
+	case JAIL_IMPORT:
+		git_ws_give_back(job->ws);
+		break;
+	default:
+		break;
+	}
 	if (in->len < 2) {
 		*cause = xprintf("workspace '%s': the git worker died (status "
 		    "%d)", job->ws, status);

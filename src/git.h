@@ -53,6 +53,8 @@ struct git_import_opts {
  * process, from this function. --depth needs libgit2 1.7: older ones clone
  * the whole history and warn.
  */
+/* Root's files in a workspace owned by another uid: given to that uid. */
+void	 git_ws_give_back(const char *workspace_dir);
 int	 git_import(const char *src, const char *workspace_dir,
 	     const struct git_import_opts *, char **base_commit, char **cause);
 

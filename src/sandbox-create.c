@@ -38,6 +38,7 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 	int		  fd, dfd, rc;
 	cJSON		 *meta, *limits;
 	const char	 *subs[] = { "workspace", "home", "run", "run/envd" };
+	uid_t		  host_uid = 0;
 
 	if (o->name != NULL) {
 		if (!sandbox_name_ok(o->name)) {
@@ -74,9 +75,25 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 		}
 		free(dir);
 	} while (1);
+	/*
+	 * Root without a pids cgroup: the sandbox's processes are a host uid
+	 * of their own, which owns what they may write (sandbox_uid_pick).
+	 * It takes a user namespace of ours; without one (some containers)
+	 * they stay root's, and --pids cannot bind them.
+	 */
+	if (geteuid() == 0 && !sandbox_pids_cgroup()) {
+		if (sandbox_userns_ok())
+			host_uid = sandbox_uid_pick(id);
+		else if (o->pids > 0)
+			log_warnx("--pids %d: not enforced (root, and neither a "
+			    "pids cgroup nor a user namespace to run the "
+			    "sandbox as another uid)", o->pids);
+	}
 	for (i = 0; i < nitems(subs); i++) {
 		path = paths_join(dir, subs[i]);
-		if (mkdir(path, 0700) != 0) {
+		if (mkdir(path, 0700) != 0 || (host_uid != 0 &&
+		    strcmp(subs[i], "run") != 0 &&
+		    chown(path, host_uid, (gid_t)host_uid) != 0)) {
 			*cause = xprintf("%s: %s", path, strerror(errno));
 			free(path);
 			file_rm_rf(dir);
@@ -97,6 +114,8 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 	limits = cJSON_AddObjectToObject(meta, "limits");
 	cJSON_AddNumberToObject(limits, "memory", (double)o->memory);
 	cJSON_AddNumberToObject(limits, "pids", o->pids);
+	if (host_uid != 0)
+		cJSON_AddNumberToObject(meta, "host_uid", (double)host_uid);
 	/*
 	 * meta.json is written now and made durable (fsync of the file and
 	 * the directory) while bubblewrap starts: the two overlap, and create

@@ -22,6 +22,9 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
@@ -44,6 +47,8 @@
 #define FD_STATE 4
 #define FD_SECCOMP 5
 #define FD_INFO 6
+#define FD_USERNS 7	/* a sandbox with a host uid of its own: its userns */
+#define NFDS 5		/* 3 to 7 */
 
 /*
  * run/ files (pid, cgroups, paused) describe processes, which a reboot
@@ -168,6 +173,153 @@ cg_make(const char *root, const char *ctrl, const char *id)
 		return NULL;
 	}
 	return dir;
+}
+
+/*
+ * Could a sandbox made now get a pids cgroup (as cgroups_setup would make
+ * it)? Without one, --pids falls back to RLIMIT_NPROC, which binds every
+ * user but root.
+ */
+int
+sandbox_pids_cgroup(void)
+{
+	const char	*v, *root, *ctrl;
+	char		*own, *dir;
+	int		 ok;
+
+	if ((v = getenv("HOLT_SANDBOX_CGROUPS")) != NULL && strcmp(v, "0") == 0)
+		return 0;
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+		root = "/sys/fs/cgroup";
+		ctrl = "";
+	} else {
+		root = "/sys/fs/cgroup/pids";
+		ctrl = "pids";
+	}
+	if (access(root, W_OK) != 0 || (own = cgroup_own(ctrl)) == NULL)
+		return 0;
+	dir = xprintf("%s%s", root, strcmp(own, "/") == 0 ? "" : own);
+	ok = access(dir, W_OK) == 0;
+	free(own);
+	free(dir);
+	return ok;
+}
+
+/* May we make a user namespace (not in every container)? */
+int
+sandbox_userns_ok(void)
+{
+	pid_t	 pid;
+	int	 status;
+
+	if ((pid = fork()) == -1)
+		return 0;
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) == 0 ? 0 : 1);
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+/*
+ * A host uid for a sandbox made by root where no pids cgroup can hold its
+ * processes: the kernel applies RLIMIT_NPROC to every user but root, and a
+ * sandbox user that is not root on the host is one less thing to trust.
+ * Taken from a range no distribution hands out (0x6f000000 up), one per
+ * sandbox (a hash of its id), skipping any uid the system knows.
+ */
+uid_t
+sandbox_uid_pick(const char *id)
+{
+	uint32_t	 h = 2166136261U;
+	uid_t		 uid;
+	size_t		 i;
+
+	for (i = 0; id[i] != '\0'; i++)
+		h = (h ^ (unsigned char)id[i]) * 16777619U;
+	uid = (uid_t)(0x6f000000U + (h & 0xffffffU));
+	for (i = 0; i < 1024 && (getpwuid(uid) != NULL ||
+	    getgrgid((gid_t)uid) != NULL); i++)
+		uid++;
+	return uid;
+}
+
+/*
+ * A user namespace in which the sandbox user (1000) is sb->host_uid on the
+ * host, for bwrap --userns, and root is root: bwrap sets the sandbox up as
+ * root, and envd, pid 1, becomes 1000 before it runs anything (holt-envd
+ * --user). So every process of the sandbox is the unprivileged host uid,
+ * without any capability. A child unshares and waits; we write its maps
+ * (root may map any uid) and keep a descriptor of its namespace.
+ */
+static int
+proc_write(const char *path, const char *text)
+{
+	int	 fd, rc = -1;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if (write(fd, text, strlen(text)) == (ssize_t)strlen(text))
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
+static int
+userns_make(uid_t uid, char **cause)
+{
+	int	 ready[2], hold[2], fd = -1;
+	pid_t	 pid;
+	char	 path[64], map[64], c;
+
+	if (pipe2(ready, O_CLOEXEC) != 0 || pipe2(hold, O_CLOEXEC) != 0)
+		fatal("pipe2");
+	if ((pid = fork()) == -1)
+		fatal("fork");
+	if (pid == 0) {
+		close(ready[0]);
+		close(hold[1]);
+		c = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
+		if (write(ready[1], &c, 1) != 1)
+			_exit(1);
+		/* Until the parent has what it needs. */
+		if (read(hold[0], &c, 1) < 0)
+			_exit(1);
+		_exit(0);
+	}
+	close(ready[1]);
+	close(hold[0]);
+	if (read(ready[0], &c, 1) != 1 || c != 'y') {
+		*cause = xprintf("user namespace: %s (needed to run the sandbox "
+		    "as an unprivileged uid)", c == 'n' ? "not permitted" :
+		    "failed");
+		goto out;
+	}
+	/*
+	 * Root stays root (bwrap needs it to reach and mount what it binds;
+	 * the sandbox's processes have no capability and no setuid to get
+	 * back there), the sandbox user is the host uid, the group its gid.
+	 */
+	snprintf(map, sizeof map, "0 0 1\n1000 %lu 1\n", (unsigned long)uid);
+	snprintf(path, sizeof path, "/proc/%ld/uid_map", (long)pid);
+	if (proc_write(path, map) != 0) {
+		*cause = xprintf("%s: %s", path, strerror(errno));
+		goto out;
+	}
+	snprintf(path, sizeof path, "/proc/%ld/gid_map", (long)pid);
+	if (proc_write(path, map) != 0) {
+		*cause = xprintf("%s: %s", path, strerror(errno));
+		goto out;
+	}
+	snprintf(path, sizeof path, "/proc/%ld/ns/user", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		*cause = xprintf("%s: %s", path, strerror(errno));
+out:
+	close(ready[0]);
+	close(hold[1]);
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
+	return fd;
 }
 
 static void
@@ -342,19 +494,51 @@ bwrap_argv(struct sandbox *sb)
 	ssize_t		  len;
 	static const char *tops[] = { "/bin", "/sbin", "/lib", "/lib32",
 	    "/lib64", "/libx32" };
+	static const char *walk[] = { "/home", "/run", "/run/holt" };
 
 	arg(&argv, &n, "bwrap");
-	arg(&argv, &n, "--unshare-all");
-	if (sb->net)
-		arg(&argv, &n, "--share-net");
+	if (sb->host_uid != 0) {
+		/* --unshare-all, but the user namespace is ours (userns_make). */
+		arg(&argv, &n, "--userns");
+		arg(&argv, &n, "7");
+		arg(&argv, &n, "--unshare-ipc");
+		arg(&argv, &n, "--unshare-pid");
+		arg(&argv, &n, "--unshare-uts");
+		arg(&argv, &n, "--unshare-cgroup-try");
+		if (!sb->net)
+			arg(&argv, &n, "--unshare-net");
+	} else {
+		arg(&argv, &n, "--unshare-all");
+		if (sb->net)
+			arg(&argv, &n, "--share-net");
+	}
 	arg(&argv, &n, "--new-session");
 	arg(&argv, &n, "--as-pid-1");
 	arg(&argv, &n, "--cap-drop");
 	arg(&argv, &n, "ALL");
-	arg(&argv, &n, "--uid");
-	arg(&argv, &n, "1000");
-	arg(&argv, &n, "--gid");
-	arg(&argv, &n, "1000");
+	if (sb->host_uid != 0) {
+		/*
+		 * bwrap, root, would drop its privileges in the namespace by
+		 * switching to 1000 before it set the sandbox up: it stays 0
+		 * (host root, mapped), and envd, given just what it takes,
+		 * becomes 1000 (the host uid) before anything else runs.
+		 */
+		arg(&argv, &n, "--uid");
+		arg(&argv, &n, "0");
+		arg(&argv, &n, "--gid");
+		arg(&argv, &n, "0");
+		arg(&argv, &n, "--cap-add");
+		arg(&argv, &n, "CAP_SETUID");
+		arg(&argv, &n, "--cap-add");
+		arg(&argv, &n, "CAP_SETGID");
+		arg(&argv, &n, "--cap-add");
+		arg(&argv, &n, "CAP_SETPCAP");
+	} else {
+		arg(&argv, &n, "--uid");
+		arg(&argv, &n, "1000");
+		arg(&argv, &n, "--gid");
+		arg(&argv, &n, "1000");
+	}
 	arg(&argv, &n, "--hostname");
 	arg(&argv, &n, "holt");
 	arg(&argv, &n, "--ro-bind");
@@ -425,6 +609,15 @@ bwrap_argv(struct sandbox *sb)
 	arg(&argv, &n, "--tmpfs");
 	arg(&argv, &n, "/tmp");
 	free(size);
+	if (sb->host_uid != 0) {
+		/* bwrap makes mount points' parents 0700: root's, not the user's. */
+		for (i = 0; i < nitems(walk); i++) {
+			arg(&argv, &n, "--perms");
+			arg(&argv, &n, "0755");
+			arg(&argv, &n, "--dir");
+			arg(&argv, &n, walk[i]);
+		}
+	}
 	arg(&argv, &n, "--bind");
 	p = sandbox_path(sb, "workspace");
 	arg(&argv, &n, p);
@@ -444,7 +637,8 @@ bwrap_argv(struct sandbox *sb)
 	arg(&argv, &n, "--remount-ro");
 	arg(&argv, &n, "/");
 	arg(&argv, &n, "--chdir");
-	arg(&argv, &n, "/workspace");
+	/* Root without capabilities may not enter the user's 0700 directory. */
+	arg(&argv, &n, sb->host_uid != 0 ? "/" : "/workspace");
 	arg(&argv, &n, "--clearenv");
 	arg(&argv, &n, "--setenv");
 	arg(&argv, &n, "PATH");
@@ -477,6 +671,10 @@ bwrap_argv(struct sandbox *sb)
 	arg(&argv, &n, "4");
 	arg(&argv, &n, "--id");
 	arg(&argv, &n, sb->id);
+	if (sb->host_uid != 0) {
+		arg(&argv, &n, "--user");
+		arg(&argv, &n, "1000");
+	}
 	return argv;
 }
 
@@ -555,12 +753,12 @@ child_fd(int from, int to)
 }
 
 static void
-launch_child(struct sandbox *sb, char **argv, struct cgroups *cg, int fds[4],
-    int logfd)
+launch_child(struct sandbox *sb, char **argv, struct cgroups *cg,
+    int fds[NFDS], int logfd)
 {
 	char		 v[32];
 	struct rlimit	 rl;
-	int		 i, hi[4], nullfd;
+	int		 i, hi[NFDS], nullfd, nfds = fds[4] != -1 ? NFDS : 4;
 	size_t		 k;
 	sigset_t	 set;
 
@@ -579,8 +777,11 @@ launch_child(struct sandbox *sb, char **argv, struct cgroups *cg, int fds[4],
 		setrlimit(RLIMIT_AS, &rl);
 	}
 
-	/* Exactly fds 0-6 go on: stdio, listener, state, seccomp, info. */
-	for (i = 0; i < 4; i++) {
+	/*
+	 * Exactly fds 0-6 go on: stdio, listener, state, seccomp, info; and
+	 * 7 for a sandbox with a host uid of its own.
+	 */
+	for (i = 0; i < nfds; i++) {
 		if ((hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20)) == -1)
 			_exit(126);
 	}
@@ -589,9 +790,9 @@ launch_child(struct sandbox *sb, char **argv, struct cgroups *cg, int fds[4],
 	child_fd(nullfd, 0);
 	child_fd(logfd, 1);
 	child_fd(logfd, 2);
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < nfds; i++)
 		child_fd(hi[i], FD_LISTEN + i);
-	close_range(FD_INFO + 1, ~0U, 0);
+	close_range(FD_LISTEN + (unsigned int)nfds, ~0U, 0);
 
 	sigemptyset(&set);
 	sigprocmask(SIG_SETMASK, &set, NULL);
@@ -607,7 +808,8 @@ launch(struct sandbox *sb, char **cause)
 {
 	struct cgroups	 cg;
 	char		**argv, *path, *envd, *tail, data[512];
-	int		  fds[4] = { -1, -1, -1, -1 }, info[2], logfd = -1;
+	int		  fds[NFDS] = { -1, -1, -1, -1, -1 };
+	int		  info[2], logfd = -1;
 	int		  status, rc = -1, r;
 	pid_t		  pid, child = 0;
 	size_t		  len = 0;
@@ -640,6 +842,9 @@ launch(struct sandbox *sb, char **cause)
 	if ((fds[0] = make_listener(sb, cause)) == -1)
 		goto out;
 	if ((fds[2] = sandbox_seccomp_fd(cause)) == -1)
+		goto out;
+	if (sb->host_uid != 0 && (fds[4] = userns_make(sb->host_uid,
+	    cause)) == -1)
 		goto out;
 	if (pipe2(info, O_CLOEXEC) != 0)
 		fatal("pipe2");
@@ -727,7 +932,7 @@ launch(struct sandbox *sb, char **cause)
 out:
 	if (logfd != -1)
 		close(logfd);
-	for (r = 0; r < 4; r++) {
+	for (r = 0; r < NFDS; r++) {
 		if (fds[r] != -1)
 			close(fds[r]);
 	}

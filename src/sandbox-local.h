@@ -16,6 +16,7 @@ struct sandbox {
 	int		 net;
 	long long	 memory;
 	int		 pids;
+	uid_t		 host_uid;	/* 0: the caller's; see sandbox_uid_pick */
 	cJSON		*meta;
 };
 
@@ -31,5 +32,8 @@ int	 sandbox_connect_raw(struct sandbox *, int timeout_ms, char **cause);
 
 /* sandbox-local.c */
 int	 sandbox_write_run(const char *path, const char *, size_t);
+int	 sandbox_pids_cgroup(void);
+int	 sandbox_userns_ok(void);
+uid_t	 sandbox_uid_pick(const char *id);
 
 #endif

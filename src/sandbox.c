@@ -83,6 +83,7 @@ sandbox_load(const char *id, char **cause)
 	char		*dir, *path;
 	cJSON		*meta, *limits;
 	const char	*s;
+	double		 uid;
 
 	dir = paths_join(paths_sandboxes_dir(), id);
 	path = paths_join(dir, "meta.json");
@@ -111,6 +112,18 @@ sandbox_load(const char *id, char **cause)
 	limits = cJSON_GetObjectItemCaseSensitive(meta, "limits");
 	sb->memory = (long long)json_num(limits, "memory", 0);
 	sb->pids = (int)json_num(limits, "pids", 0);
+	uid = json_num(meta, "host_uid", 0);
+	if (uid < 0 || uid > 2147483647.0 || uid != (double)(uid_t)uid) {
+		*cause = xprintf("%s/meta.json: bad host_uid", dir);
+		free(sb->id);
+		free(sb->name);
+		free(sb->created);
+		free(sb);
+		free(dir);
+		cJSON_Delete(meta);
+		return NULL;
+	}
+	sb->host_uid = (uid_t)uid;
 	sb->meta = meta;
 	return sb;
 }

@@ -118,19 +118,31 @@ test_expect_success PYTHON 'a reader that stalls: both sides hold back' '
 '
 
 # Without cgroups (none delegated: an unprivileged user, a container) the
-# limits fall back to RLIMIT_NPROC and RLIMIT_AS. Known breakage as root:
-# the kernel does not apply RLIMIT_NPROC to root's processes, and the
-# sandbox's processes are root's on the host (bwrap maps the caller).
+# limits fall back to RLIMIT_NPROC and RLIMIT_AS. The kernel does not apply
+# RLIMIT_NPROC to root's processes: run as root, holt gives such a sandbox
+# a host uid of its own, and its processes are that uid, not root.
 test_expect_success 'create a sandbox without cgroups, same limits' '
 	HOLT_SANDBOX_CGROUPS=0 sandbox_new --pids 64 --memory 256M >sbx-nocg-id
 '
 nocg=$(cat sbx-nocg-id 2>/dev/null)
 
-if test_have_prereq ROOT; then
-	expect_nproc=test_expect_failure
-else
-	expect_nproc=test_expect_success
-fi
+test_expect_success ROOT 'as root, its processes are an unprivileged host uid' '
+	meta="$HOLT_HOME/data/sandboxes/$nocg/meta.json" &&
+	hu=$(sed -n "s/.*\"host_uid\":[^0-9]*\([0-9]*\).*/\1/p" "$meta") &&
+	echo "host uid: $hu" &&
+	test "$hu" -gt 65535 &&
+	read pid start <"$HOLT_HOME/data/sandboxes/$nocg/run/envd.pid" &&
+	grep "^Uid:" /proc/$pid/status >uids &&
+	cat uids &&
+	grep -q "^Uid:	$hu	$hu	$hu	$hu$" uids &&
+	holt sandbox exec "$nocg" -- id -u >inside &&
+	echo 1000 >expect &&
+	test_cmp expect inside &&
+	holt sandbox exec "$nocg" -- sh -c "echo x >/workspace/w && echo y >~/h" &&
+	test "$(stat -c %u "$HOLT_HOME/data/sandboxes/$nocg/workspace/w")" = "$hu"
+'
+
+expect_nproc=test_expect_success
 $expect_nproc 'without cgroups a fork bomb stops at the process limit' '
 	holt sandbox exec --timeout 30 "$nocg" -- /workspace/holt-attack \
 		forkbomb 3 200 >out &&
