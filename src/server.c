@@ -11,6 +11,13 @@
  * dropped when its queue passes CLIENT_QUEUE_MAX, so one slow client cannot
  * grow the server without bound.
  *
+ * Requests come before bulk output: the listening socket and clients that
+ * are not attached (holt ls, send, ...) have the loop's higher priority,
+ * their replies are written at once, and the loop stops running bulk
+ * callbacks (sandbox output, model streams, writes to attached clients)
+ * every SRV_BULK_SLICE_MS to look for requests, so a flood of output
+ * delays a request by at most about one slice of the loop's time.
+ *
  * A client that attaches with "files": true also gets "files" messages when
  * the workspace changes inside the sandbox (server-watch.c: envd's watch,
  * so it follows the sandbox wherever it runs, not this host's view of it).
@@ -29,7 +36,6 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/event.h>
-#include <event2/listener.h>
 
 #include "agent.h"
 #include "client.h"
@@ -41,6 +47,12 @@
 #define CLIENT_LIVE_MAX		(1U * 1024 * 1024)	/* then drop live-only */
 #define CLIENT_QUEUE_MAX	(64U * 1024 * 1024)	/* then drop the client */
 #define SNAPSHOT_DEFAULT	2000
+#define SRV_BULK_SLICE_MS	2	/* bulk callbacks before a look at requests */
+
+/* Loop priorities: libevent runs only the most urgent level that is ready. */
+#define SRV_PRI_REQUEST		0	/* the listener, unattached clients */
+#define SRV_PRI_BULK		1	/* everything else (the default) */
+#define SRV_PRIORITIES		2
 
 struct srv_session;
 
@@ -67,7 +79,8 @@ struct srv_session {
 };
 
 static struct event_base	*srv_base;
-static struct evconnlistener	*srv_listener;
+static struct event		*srv_listener;
+static struct event		*srv_listener_pause;
 static struct srv_client	*srv_clients;
 static struct srv_session	*srv_sessions;
 static unsigned int		 srv_next_id = 1;
@@ -77,15 +90,40 @@ static int			 srv_exiting;
 static void	srv_client_drop(struct srv_client *, const char *);
 static void	srv_session_close(struct srv_session *);
 
+/*
+ * An attached client's stream is bulk; a client that is not attached sends
+ * requests, which go before bulk.
+ */
+static void
+srv_client_attach(struct srv_client *c, struct srv_session *s)
+{
+	c->attached = s;
+	bufferevent_priority_set(c->bev, s != NULL ? SRV_PRI_BULK :
+	    SRV_PRI_REQUEST);
+}
+
 static void
 srv_send(struct srv_client *c, cJSON *msg)
 {
-	char	*data;
-	size_t	 len;
+	struct evbuffer	*out;
+	char		*data;
+	size_t		 len;
 
 	data = frame_encode(msg, &len);
 	bufferevent_write(c->bev, data, len);
 	free(data);
+	/*
+	 * A reply to an unattached client is written now rather than when
+	 * the loop next gets round to it; what the socket does not take
+	 * now, the bufferevent writes later, and it sees any error. (A
+	 * bufferevent keeps its output's start frozen to all but itself.)
+	 */
+	if (c->attached == NULL) {
+		out = bufferevent_get_output(c->bev);
+		evbuffer_unfreeze(out, 1);
+		evbuffer_write(out, bufferevent_getfd(c->bev));
+		evbuffer_freeze(out, 1);
+	}
 }
 
 static void
@@ -408,7 +446,7 @@ srv_session_close(struct srv_session *s)
 		cJSON_AddStringToObject(msg, "reason", "the session was killed");
 		srv_send(c, msg);
 		cJSON_Delete(msg);
-		c->attached = NULL;
+		srv_client_attach(c, NULL);
 	}
 	for (sp = &srv_sessions; *sp != NULL; sp = &(*sp)->next) {
 		if (*sp == s) {
@@ -547,7 +585,7 @@ srv_do_attach(struct srv_client *c, const cJSON *req)
 		cJSON_Delete(ev);
 	}
 	old = c->attached;
-	c->attached = s;
+	srv_client_attach(c, s);
 	c->readonly = json_bool(req, "readonly", 0);
 	c->files = json_bool(req, "files", 0);
 	rep = cJSON_CreateObject();
@@ -647,7 +685,7 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 	}
 	if (strcmp(type, "detach") == 0) {
 		s = c->attached;
-		c->attached = NULL;
+		srv_client_attach(c, NULL);
 		srv_reply_ok(c, NULL);
 		if (s != NULL) {
 			srv_arm_approval_timer(s);
@@ -794,8 +832,7 @@ srv_client_event(struct bufferevent *bev, short what, void *arg)
 }
 
 static void
-srv_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
-    int len, void *arg)
+srv_client_new(int fd)
 {
 	struct srv_client	*c;
 	struct ucred		 cred;
@@ -812,10 +849,43 @@ srv_accept(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 	c->id = srv_next_id++;
 	frame_decoder_init(&c->dec, CLIENT_FRAME_MAX);
 	c->bev = bufferevent_socket_new(srv_base, fd, BEV_OPT_CLOSE_ON_FREE);
+	bufferevent_priority_set(c->bev, SRV_PRI_REQUEST);
 	bufferevent_setcb(c->bev, srv_client_read, NULL, srv_client_event, c);
 	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
 	c->next = srv_clients;
 	srv_clients = c;
+}
+
+/* Out of descriptors: stop accepting for a second rather than spin. */
+static void
+srv_accept_resume(evutil_socket_t fd, short what, void *arg)
+{
+	event_add(srv_listener, NULL);
+}
+
+static void
+srv_accept(evutil_socket_t lfd, short what, void *arg)
+{
+	struct timeval	 tv = { 1, 0 };
+	int		 fd, i;
+
+	for (i = 0; i < 16; i++) {	/* then let the loop run a round */
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd != -1) {
+			srv_client_new(fd);
+			continue;
+		}
+		if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
+		    errno == ECONNABORTED)
+			return;
+		log_warn("accept");
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+		    errno == ENOMEM) {
+			event_del(srv_listener);
+			evtimer_add(srv_listener_pause, &tv);
+		}
+		return;
+	}
 }
 
 static void
@@ -831,6 +901,8 @@ server_main(int foreground)
 {
 	struct sockaddr_un	 sun;
 	struct event		*ev_term, *ev_int, *ev_hup;
+	struct event_config	*cfg;
+	struct timeval		 slice = { 0, SRV_BULK_SLICE_MS * 1000 };
 	char			**names, *cause = NULL, *logpath;
 	size_t			 n, i;
 	int			 fd;
@@ -867,9 +939,22 @@ server_main(int foreground)
 	signal(SIGPIPE, SIG_IGN);
 	secret_init();
 
-	srv_base = event_base_new();
-	srv_listener = evconnlistener_new(srv_base, srv_accept, NULL,
-	    LEV_OPT_CLOSE_ON_FREE, -1, fd);
+	/*
+	 * Two priorities, and a look at requests after SRV_BULK_SLICE_MS of
+	 * bulk callbacks: see the top of this file.
+	 */
+	if ((cfg = event_config_new()) == NULL ||
+	    event_config_set_max_dispatch_interval(cfg, &slice, -1,
+	    SRV_PRI_BULK) != 0 ||
+	    (srv_base = event_base_new_with_config(cfg)) == NULL ||
+	    event_base_priority_init(srv_base, SRV_PRIORITIES) != 0)
+		fatalx("cannot set up the event loop");
+	event_config_free(cfg);
+	srv_listener = event_new(srv_base, fd, EV_READ | EV_PERSIST,
+	    srv_accept, NULL);
+	event_priority_set(srv_listener, SRV_PRI_REQUEST);
+	event_add(srv_listener, NULL);
+	srv_listener_pause = evtimer_new(srv_base, srv_accept_resume, NULL);
 	ev_term = evsignal_new(srv_base, SIGTERM, srv_signal, NULL);
 	ev_int = evsignal_new(srv_base, SIGINT, srv_signal, NULL);
 	ev_hup = evsignal_new(srv_base, SIGHUP, srv_signal, NULL);
@@ -903,7 +988,9 @@ server_main(int foreground)
 		free(s->name);
 		free(s);
 	}
-	evconnlistener_free(srv_listener);
+	event_free(srv_listener);
+	event_free(srv_listener_pause);
+	close(fd);
 	event_free(ev_term);
 	event_free(ev_int);
 	event_free(ev_hup);
