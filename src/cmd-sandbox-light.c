@@ -332,6 +332,28 @@ send_frame(int fd, cJSON *obj)
 	return rc;
 }
 
+/* a (may be NULL) and b in one write; both freed. */
+static int
+send_frames(int fd, cJSON *a, cJSON *b)
+{
+	char	*x, *y;
+	size_t	 xlen = 0, ylen;
+	int	 rc;
+
+	if (a == NULL)
+		return send_frame(fd, b);
+	x = frame_encode(a, &xlen);
+	y = frame_encode(b, &ylen);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	x = xrealloc(x, xlen + ylen);
+	memcpy(x + xlen, y, ylen);
+	free(y);
+	rc = file_write_all(fd, x, xlen + ylen);
+	free(x);
+	return rc;
+}
+
 static cJSON *
 op_new(int id, const char *op, pid_t pid)
 {
@@ -399,7 +421,8 @@ stdin_is_null(void)
  * kills its whole tree. Returns the exit status to use.
  */
 static int
-stream_command(struct sandbox *sb, int fd, cJSON *req, int tty, int timeout_s)
+stream_command(struct sandbox *sb, int fd, cJSON *hello, cJSON *req, int tty,
+    int timeout_s)
 {
 	struct pollfd		 pfd[3];
 	struct frame_decoder	 dec;
@@ -442,7 +465,7 @@ stream_command(struct sandbox *sb, int fd, cJSON *req, int tty, int timeout_s)
 		cJSON_AddBoolToObject(req, "stdin", 1);
 	if (timeout_s > 0)
 		cJSON_AddNumberToObject(req, "timeout_ms", timeout_s * 1000.0);
-	if (send_frame(fd, req) != 0) {
+	if (send_frames(fd, hello, req) != 0) {
 		tty_restore();
 		return fail("sandbox: cannot send to envd", EXIT_SANDBOX);
 	}
@@ -615,7 +638,7 @@ sub_exec(int argc, char **argv)
 		cJSON_Delete(req);
 		return rc;
 	}
-	if ((fd = sandbox_connect_nowait(sb, &cause)) == -1) {
+	if ((fd = sandbox_connect_later(sb, &cause)) == -1) {
 		rc = fail(cause, EXIT_SANDBOX);
 		free(cause);
 		cJSON_Delete(req);
@@ -623,7 +646,8 @@ sub_exec(int argc, char **argv)
 		return rc;
 	}
 	sandbox_touch(sb);
-	rc = stream_command(sb, fd, req, a.val[3] != NULL, timeout);
+	rc = stream_command(sb, fd, sandbox_hello_new(), req, a.val[3] != NULL,
+	    timeout);
 	close(fd);
 	sandbox_free(sb);
 	return rc;
@@ -656,7 +680,7 @@ sub_sh(int argc, char **argv)
 	if (getenv("TERM") != NULL)
 		cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "env"),
 		    "TERM", getenv("TERM"));
-	rc = stream_command(sb, fd, req, 1, 0);
+	rc = stream_command(sb, fd, NULL, req, 1, 0);
 	close(fd);
 	sandbox_free(sb);
 	return rc;

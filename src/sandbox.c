@@ -470,7 +470,7 @@ wait_readable(int fd, int ms)
 
 /* Connect and send hello (id 0); the reply is not read here. */
 static int
-connect_hello(struct sandbox *sb, char **cause)
+connect_hello(struct sandbox *sb, int say, char **cause)
 {
 	struct sockaddr_un	 sun;
 	int			 s, dirfd, r;
@@ -491,10 +491,9 @@ connect_hello(struct sandbox *sb, char **cause)
 		close(s);
 		return -1;
 	}
-	req = cJSON_CreateObject();
-	cJSON_AddNumberToObject(req, "id", 0);
-	cJSON_AddStringToObject(req, "op", "hello");
-	cJSON_AddNumberToObject(req, "version", ENVD_VERSION);
+	if (!say)
+		return s;
+	req = sandbox_hello_new();
 	r = frame_write_fd(s, req);
 	cJSON_Delete(req);
 	if (r != 0) {
@@ -514,7 +513,7 @@ sandbox_connect_raw(struct sandbox *sb, int timeout_ms, char **cause)
 	cJSON	*reply = NULL;
 	char	*err = NULL;
 
-	if ((s = connect_hello(sb, cause)) == -1)
+	if ((s = connect_hello(sb, 1, cause)) == -1)
 		return -1;
 	if (wait_readable(s, timeout_ms) <= 0 ||
 	    frame_read_fd(s, &reply, &err) != 1) {
@@ -552,10 +551,10 @@ connect_checked(struct sandbox *sb, int wait, char **cause)
 			    "resume %s)", sb->id, sb->id);
 			return -1;
 		}
-		if (wait)
+		if (wait == 1)
 			fd = sandbox_connect_raw(sb, 5000, cause);
 		else
-			fd = connect_hello(sb, cause);
+			fd = connect_hello(sb, wait == 0, cause);
 		if (fd != -1)
 			return fd;
 		if (sandbox_socket_alive(sb))
@@ -577,5 +576,23 @@ int
 sandbox_connect_nowait(struct sandbox *sb, char **cause)
 {
 	return connect_checked(sb, 0, cause);
+}
+
+int
+sandbox_connect_later(struct sandbox *sb, char **cause)
+{
+	return connect_checked(sb, 2, cause);
+}
+
+/* The hello frame (id 0) of this version of the envd protocol. */
+cJSON *
+sandbox_hello_new(void)
+{
+	cJSON	*req = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(req, "id", 0);
+	cJSON_AddStringToObject(req, "op", "hello");
+	cJSON_AddNumberToObject(req, "version", ENVD_VERSION);
+	return req;
 }
 

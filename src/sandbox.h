@@ -73,6 +73,12 @@ int	 sandbox_connect(struct sandbox *, char **cause);
  * skip the frame with id 0 that comes first.
  */
 int	 sandbox_connect_nowait(struct sandbox *, char **cause);
+/*
+ * Connected, and nothing sent: the caller sends sandbox_hello_new() in the
+ * same write as its first request (one wake-up of envd less).
+ */
+int	 sandbox_connect_later(struct sandbox *, char **cause);
+cJSON	*sandbox_hello_new(void);
 void	 sandbox_touch(struct sandbox *);	/* update "last used" */
 
 /* sandbox-seccomp.c: the BPF program for bwrap --seccomp, in a memfd. */
