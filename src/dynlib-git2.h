@@ -22,6 +22,7 @@
 #define DYNLIB_GIT2_H
 
 #include <git2.h>
+#include <git2/sys/odb_backend.h>
 #include <git2/sys/repository.h>
 
 #ifndef HOLT_LIBGIT2_SONAME
@@ -40,6 +41,8 @@
 	X(git_commit_free) \
 	X(git_commit_id) \
 	X(git_commit_lookup) \
+	X(git_commit_parent_id) \
+	X(git_commit_parentcount) \
 	X(git_commit_tree) \
 	X(git_commit_tree_id) \
 	X(git_config_add_file_ondisk) \
@@ -72,6 +75,8 @@
 	X(git_libgit2_opts) \
 	X(git_object_free) \
 	X(git_object_peel) \
+	X(git_odb_add_backend) \
+	X(git_odb_backend_data_alloc) \
 	X(git_odb_free) \
 	X(git_odb_write_pack) \
 	X(git_oid_cpy) \
@@ -164,6 +169,8 @@ const struct dynlib_git2_fns *dynlib_git2(void);
 #define git_commit_free DYNLIB_GIT2(git_commit_free)
 #define git_commit_id DYNLIB_GIT2(git_commit_id)
 #define git_commit_lookup DYNLIB_GIT2(git_commit_lookup)
+#define git_commit_parent_id DYNLIB_GIT2(git_commit_parent_id)
+#define git_commit_parentcount DYNLIB_GIT2(git_commit_parentcount)
 #define git_commit_tree DYNLIB_GIT2(git_commit_tree)
 #define git_commit_tree_id DYNLIB_GIT2(git_commit_tree_id)
 #define git_config_add_file_ondisk DYNLIB_GIT2(git_config_add_file_ondisk)
@@ -196,6 +203,8 @@ const struct dynlib_git2_fns *dynlib_git2(void);
 #define git_libgit2_opts DYNLIB_GIT2(git_libgit2_opts)
 #define git_object_free DYNLIB_GIT2(git_object_free)
 #define git_object_peel DYNLIB_GIT2(git_object_peel)
+#define git_odb_add_backend DYNLIB_GIT2(git_odb_add_backend)
+#define git_odb_backend_data_alloc DYNLIB_GIT2(git_odb_backend_data_alloc)
 #define git_odb_free DYNLIB_GIT2(git_odb_free)
 #define git_odb_write_pack DYNLIB_GIT2(git_odb_write_pack)
 #define git_oid_cpy DYNLIB_GIT2(git_oid_cpy)

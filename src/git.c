@@ -12,6 +12,7 @@
  * fork.
  */
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
@@ -381,6 +382,145 @@ git_use_safe_config(git_repository *repo, char **cause)
 	return 0;
 }
 
+#if LIBGIT2_VER_MAJOR == 1 && LIBGIT2_VER_MINOR < 7
+#define GIT_NO_SHALLOW 1
+#endif
+
+/* Set in the children of git_job_start: the work is theirs, not ours. */
+static int	 git_in_worker;
+
+#ifdef GIT_NO_SHALLOW
+/*
+ * A shallow clone (holt new --depth, made by git, below) lacks the parents
+ * of its oldest commits, which .git/shallow lists. libgit2 before 1.7 does
+ * not read that file: a revision walk that reaches such a commit (a push
+ * hides the remote's commits and walks below them; a merge base, as the
+ * commit and the push's fast-forward checks ask for, paints below base)
+ * looks up a parent and fails with "object not found". So a worker opening
+ * a shallow workspace adds an object database backend, tried after the
+ * real ones, that answers for exactly those missing parents with a commit
+ * without parents, as git's own shallow walk stops there. Its ids cannot
+ * match its content, so libgit2's hash check is off in that worker; such a
+ * commit is never sent: a walk reaches it only as the remote's, and were
+ * it packed, its real id would differ and the server would refuse the push
+ * for a missing object. Costs reading the shallow commits once.
+ */
+struct shallow_odb {
+	git_odb_backend	 backend;
+	git_oid		*ids;
+	size_t		 n;
+};
+
+static const char shallow_commit[] =
+    "tree 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n"
+    "author holt <holt@localhost> 0 +0000\n"
+    "committer holt <holt@localhost> 0 +0000\n"
+    "\n"
+    "beyond the shallow clone's history\n";
+
+static int
+shallow_has(struct shallow_odb *so, const git_oid *id)
+{
+	size_t	 i;
+
+	for (i = 0; i < so->n; i++)
+		if (git_oid_equal(&so->ids[i], id))
+			return 1;
+	return 0;
+}
+
+static int
+shallow_read(void **data, size_t *len, git_object_t *type,
+    git_odb_backend *b, const git_oid *id)
+{
+	if (!shallow_has((struct shallow_odb *)b, id))
+		return GIT_ENOTFOUND;
+	if ((*data = git_odb_backend_data_alloc(b,
+	    sizeof shallow_commit - 1)) == NULL)
+		return -1;
+	memcpy(*data, shallow_commit, sizeof shallow_commit - 1);
+	*len = sizeof shallow_commit - 1;
+	*type = GIT_OBJECT_COMMIT;
+	return 0;
+}
+
+static int
+shallow_read_header(size_t *len, git_object_t *type, git_odb_backend *b,
+    const git_oid *id)
+{
+	if (!shallow_has((struct shallow_odb *)b, id))
+		return GIT_ENOTFOUND;
+	*len = sizeof shallow_commit - 1;
+	*type = GIT_OBJECT_COMMIT;
+	return 0;
+}
+
+static int
+shallow_exists(git_odb_backend *b, const git_oid *id)
+{
+	return shallow_has((struct shallow_odb *)b, id);
+}
+
+static void
+shallow_free(git_odb_backend *b)
+{
+	struct shallow_odb	*so = (struct shallow_odb *)b;
+
+	free(so->ids);
+	free(so);
+}
+
+/* 0 done (or not shallow), -1 with *cause. */
+static int
+git_shallow_graft(git_repository *repo, const char *ws, char **cause)
+{
+	struct shallow_odb	*so;
+	git_odb			*odb = NULL;
+	git_commit		*c;
+	git_oid			 oid;
+	char			*path, *text, *line, *next;
+	size_t			 len, i, n;
+
+	path = paths_join(git_repository_path(repo), "shallow");
+	text = file_read(path, &len, 16U << 20);
+	free(path);
+	if (text == NULL)
+		return 0;
+	so = xcalloc(1, sizeof *so);
+	for (line = text; line != NULL && *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (git_oid_fromstr(&oid, line) != 0 ||
+		    git_commit_lookup(&c, repo, &oid) != 0)
+			continue;
+		n = git_commit_parentcount(c);
+		for (i = 0; i < n; i++) {
+			so->ids = xreallocarray(so->ids, so->n + 1,
+			    sizeof *so->ids);
+			git_oid_cpy(&so->ids[so->n++],
+			    git_commit_parent_id(c, i));
+		}
+		git_commit_free(c);
+	}
+	free(text);
+	so->backend.version = GIT_ODB_BACKEND_VERSION;
+	so->backend.read = shallow_read;
+	so->backend.read_header = shallow_read_header;
+	so->backend.exists = shallow_exists;
+	so->backend.free = shallow_free;
+	if (git_repository_odb(&odb, repo) != 0 ||
+	    git_odb_add_backend(odb, &so->backend, 0) != 0) {
+		git_set_cause(cause, "workspace '%s': shallow clone: %s", ws);
+		git_odb_free(odb);
+		shallow_free(&so->backend);
+		return -1;
+	}
+	git_odb_free(odb);
+	git_libgit2_opts(GIT_OPT_ENABLE_STRICT_HASH_VERIFICATION, 0);
+	return 0;
+}
+#endif
+
 /*
  * Open a workspace by the rules of git.h. Checks happen before libgit2
  * reads anything: the workspace and its .git are real directories, .git
@@ -470,6 +610,12 @@ open:
 		git_repository_free(repo);
 		return NULL;
 	}
+#ifdef GIT_NO_SHALLOW
+	if (git_in_worker && git_shallow_graft(repo, ws, cause) != 0) {
+		git_repository_free(repo);
+		return NULL;
+	}
+#endif
 	return repo;
 }
 
@@ -753,6 +899,283 @@ import_overlay(git_repository *user, const char *ws, char **cause)
 	return 0;
 }
 
+#ifdef GIT_NO_SHALLOW
+static void	 git_close_pair(int [2]);
+static void	 git_env_scrub(void);
+
+/*
+ * A shallow clone by the git command: libgit2 before 1.7 cannot make one.
+ * git runs as the libgit2 clone would, in the import child, on its
+ * process group (killed with it): no system or global configuration, no
+ * hooks, no templates, no terminal prompt, ssh in batch mode through the
+ * user's agent. The token reaches it through a credential helper that
+ * copies, for the clone's host only, what holt wrote into a pipe on fd 3:
+ * it is on no command line, in no environment and in no file.
+ */
+static const char git_cli_helper[] =
+    "credential.helper=!f() { test \"$1\" = get || exit 0; h=; "
+    "while read -r l && test -n \"$l\"; do case $l in host=*) "
+    "h=${l#host=};; esac; done; if test \"$h\" = \"$HOLT_GIT_HOST\"; "
+    "then exec cat <&3; fi; }; f";
+
+/* The git command on PATH, or NULL. Caller frees. */
+static char *
+git_cli_path(void)
+{
+	const char	*path = getenv("PATH"), *p, *end;
+	char		*cand;
+
+	if (path == NULL || *path == '\0')
+		path = "/usr/bin:/bin";
+	for (p = path;; p = end + 1) {
+		end = p + strcspn(p, ":");
+		if (*p == '/') {
+			cand = xprintf("%.*s/git", (int)(end - p), p);
+			if (access(cand, X_OK) == 0)
+				return cand;
+			free(cand);
+		}
+		if (*end == '\0')
+			return NULL;
+	}
+}
+
+/* What git says on stderr: progress counters and its last complaint. */
+struct git_cli_err {
+	unsigned int		 got, total;
+	unsigned long long	 bytes;
+	char			*fatal;
+	char			*last;
+};
+
+static void
+git_cli_line(struct git_cli_err *ge, const char *line)
+{
+	const char	*p;
+	double		 n;
+	char		 unit[8];
+
+	if (strncmp(line, "Receiving objects:", 18) == 0) {
+		if ((p = strchr(line, '(')) != NULL)
+			sscanf(p, "(%u/%u)", &ge->got, &ge->total);
+		if ((p = strstr(line, "), ")) != NULL &&
+		    sscanf(p + 3, "%lf %7s", &n, unit) == 2) {
+			if (strcmp(unit, "KiB") == 0)
+				n *= 1024;
+			else if (strcmp(unit, "MiB") == 0)
+				n *= 1024 * 1024;
+			else if (strcmp(unit, "GiB") == 0)
+				n *= 1024.0 * 1024 * 1024;
+			ge->bytes = (unsigned long long)n;
+		}
+		return;
+	}
+	if (strncmp(line, "fatal: ", 7) == 0 ||
+	    (ge->fatal == NULL && strncmp(line, "error: ", 7) == 0)) {
+		free(ge->fatal);
+		ge->fatal = xstrdup(line + 7);
+	} else if (*line != '\0' && strncmp(line, "remote: ", 8) != 0 &&
+	    strstr(line, "objects:") == NULL &&
+	    strstr(line, "deltas:") == NULL &&
+	    strncmp(line, "Please make sure you have", 25) != 0 &&
+	    strcmp(line, "and the repository exists.") != 0) {
+		free(ge->last);
+		ge->last = xstrdup(line);
+	}
+}
+
+/* The message for a failed git clone, as git_net_cause says it. */
+static char *
+git_cli_cause(const char *url, struct git_cli_err *ge, int status)
+{
+	const char	*m = ge->fatal != NULL ? ge->fatal : ge->last;
+
+	/* Over ssh, the cause is what ssh said before git's last word. */
+	if (m != NULL && ge->last != NULL &&
+	    strstr(m, "Could not read from remote repository") != NULL)
+		m = ge->last;
+
+	if (m != NULL && (strstr(m, "could not read Username") != NULL ||
+	    strstr(m, "could not read Password") != NULL))
+		return xprintf("clone of '%s': the server asks for a token and "
+		    "none is set (set HOLT_GIT_TOKEN or GITHUB_TOKEN, or "
+		    "git_token in holt.conf)", url);
+	if (m != NULL && strstr(m, "Authentication failed") != NULL)
+		return xprintf("clone of '%s': authentication failed: the token "
+		    "is wrong or lacks access to this repository", url);
+	if (m != NULL && (strstr(m, "connect") != NULL ||
+	    strstr(m, "resolve") != NULL || strstr(m, "timed out") != NULL ||
+	    strstr(m, "Connection refused") != NULL))
+		return xprintf("clone of '%s': %s (is the network up?)", url, m);
+	if (m != NULL)
+		return xprintf("clone of '%s': git: %s", url, m);
+	if (WIFSIGNALED(status))
+		return xprintf("clone of '%s': git was killed by signal %d",
+		    url, WTERMSIG(status));
+	return xprintf("clone of '%s': git failed (status %d)", url,
+	    WIFEXITED(status) ? WEXITSTATUS(status) : status);
+}
+
+static int
+git_clone_cli(const char *url, const char *ws,
+    const struct git_import_opts *opts, const char *token, char **cause)
+{
+	struct git_cli_err	 ge;
+	struct buf		 err = BUF_INIT;
+	const char		*argv[24], *envp[16], *e;
+	char			*git, *host, *cred = NULL, *envs[8], depth[16];
+	char			 chunk[4096];
+	size_t			 na = 0, ne = 0, ns = 0, i, k;
+	pid_t			 pid;
+	ssize_t			 n;
+	int			 efd[2] = { -1, -1 }, tfd[2] = { -1, -1 };
+	int			 nul, status, r = -1;
+
+	memset(&ge, 0, sizeof ge);
+	if ((git = git_cli_path()) == NULL) {
+		*cause = xprintf("clone of '%s' with --depth %d: the git command "
+		    "is missing (libgit2 %s cannot make shallow clones; install "
+		    "the package git)", url, opts->depth, LIBGIT2_VERSION);
+		return -1;
+	}
+	if (token != NULL && strpbrk(token, "\n\r") != NULL) {
+		*cause = xstrdup("the git token holds a line break");
+		free(git);
+		return -1;
+	}
+	host = url_host(url);
+	envs[ns++] = xprintf("HOLT_GIT_HOST=%s", host != NULL ? host : "");
+	free(host);
+	envs[ns++] = xprintf("PATH=%s", (e = getenv("PATH")) != NULL ? e :
+	    "/usr/bin:/bin");
+	if ((e = getenv("HOME")) != NULL && *e == '/' &&
+	    strchr(e, '\'') == NULL) {
+		envs[ns++] = xprintf("HOME=%s", e);
+		/*
+		 * ssh reads the passwd entry's home, libgit2 (and the push)
+		 * HOME's: the host keys are HOME's, as for the libgit2 clone.
+		 */
+		envs[ns++] = xprintf("GIT_SSH_COMMAND=ssh -o BatchMode=yes "
+		    "-o UserKnownHostsFile='%s/.ssh/known_hosts'", e);
+	} else
+		envs[ns++] = xstrdup("GIT_SSH_COMMAND=ssh -o BatchMode=yes");
+	if ((e = getenv("SSH_AUTH_SOCK")) != NULL)
+		envs[ns++] = xprintf("SSH_AUTH_SOCK=%s", e);
+	for (i = 0; i < ns; i++)
+		envp[ne++] = envs[i];
+	envp[ne++] = "LC_ALL=C";
+	envp[ne++] = "GIT_TERMINAL_PROMPT=0";
+	envp[ne++] = "GIT_CONFIG_NOSYSTEM=1";
+	envp[ne++] = "GIT_CONFIG_GLOBAL=/dev/null";
+	envp[ne] = NULL;
+
+	snprintf(depth, sizeof depth, "%d", opts->depth);
+	argv[na++] = "git";
+	argv[na++] = "-c";
+	argv[na++] = git_cli_helper;
+	argv[na++] = "-c";
+	argv[na++] = "credential.useHttpPath=false";
+	argv[na++] = "-c";
+	argv[na++] = "protocol.file.allow=never";
+	argv[na++] = "-c";
+	argv[na++] = "core.hooksPath=/dev/null";
+	argv[na++] = "clone";
+	argv[na++] = "--progress";
+	argv[na++] = "--template=";
+	argv[na++] = "--depth";
+	argv[na++] = depth;
+	if (opts->branch != NULL) {
+		argv[na++] = "--branch";
+		argv[na++] = opts->branch;
+	}
+	argv[na++] = "--";
+	argv[na++] = url;
+	argv[na++] = ws;
+	argv[na] = NULL;
+
+	/* The credentials fit the pipe's buffer: written before the fork. */
+	if (token != NULL)
+		cred = xprintf("username=x-access-token\npassword=%s\n", token);
+	if (pipe2(efd, O_CLOEXEC) != 0 || pipe2(tfd, O_CLOEXEC) != 0 ||
+	    (cred != NULL && file_write_all(tfd[1], cred, strlen(cred)) != 0)) {
+		*cause = xprintf("pipe: %s", strerror(errno));
+		goto out;
+	}
+	close(tfd[1]);
+	tfd[1] = -1;
+	if ((pid = fork()) == -1) {
+		*cause = xprintf("fork: %s", strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		/* Out of 0 to 3 first: dup2 then clears close-on-exec. */
+		if ((nul = open("/dev/null", O_RDWR|O_CLOEXEC)) == -1 ||
+		    (nul = fcntl(nul, F_DUPFD_CLOEXEC, 10)) == -1 ||
+		    (efd[1] = fcntl(efd[1], F_DUPFD_CLOEXEC, 10)) == -1 ||
+		    (tfd[0] = fcntl(tfd[0], F_DUPFD_CLOEXEC, 10)) == -1 ||
+		    dup2(nul, 0) == -1 || dup2(nul, 1) == -1 ||
+		    dup2(efd[1], 2) == -1 || dup2(tfd[0], 3) == -1)
+			_exit(127);
+		close_range(4, ~0U, 0);
+		execve(git, (char **)argv, (char **)envp);
+		_exit(127);
+	}
+	close(efd[1]);
+	efd[1] = -1;
+	close(tfd[0]);
+	tfd[0] = -1;
+	/* git's progress comes as lines ended by \r or \n. */
+	for (;;) {
+		n = read(efd[0], chunk, sizeof chunk);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		buf_add(&err, chunk, n);
+		for (;;) {
+			for (k = 0; k < err.len && err.data[k] != '\n' &&
+			    err.data[k] != '\r'; k++)
+				;
+			if (k == err.len)
+				break;
+			err.data[k] = '\0';
+			git_cli_line(&ge, err.data);
+			buf_remove_front(&err, k + 1);
+		}
+		if (err.len > 65536)
+			buf_remove_front(&err, err.len);
+		if (opts->progress != NULL)
+			opts->progress(ge.got, ge.total, ge.bytes,
+			    opts->progress_arg);
+	}
+	if (err.len > 0)
+		git_cli_line(&ge, buf_str(&err));
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 &&
+	    ge.fatal == NULL && ge.last == NULL)
+		*cause = xprintf("clone of '%s': cannot run '%s'", url, git);
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		*cause = git_cli_cause(url, &ge, status);
+	else
+		r = 0;
+out:
+	git_close_pair(efd);
+	git_close_pair(tfd);
+	if (cred != NULL) {
+		explicit_bzero(cred, strlen(cred));
+		free(cred);
+	}
+	for (i = 0; i < ns; i++)
+		free(envs[i]);
+	free(ge.fatal);
+	free(ge.last);
+	buf_release(&err);
+	free(git);
+	return r;
+}
+#endif
+
 static int
 git_import_impl(const char *src, const char *ws,
     const struct git_import_opts *opts, char **base_commit, char **cause)
@@ -765,6 +1188,10 @@ git_import_impl(const char *src, const char *ws,
 	const git_oid		*hoid;
 	char			*url = NULL, *password = NULL, hex[GIT_OID_HEXSZ + 1];
 	int			 rc = -1, local;
+#ifdef GIT_NO_SHALLOW
+	char			*tok;
+	int			 r;
+#endif
 
 	git_setup();
 	memset(&gc, 0, sizeof gc);
@@ -798,24 +1225,45 @@ git_import_impl(const char *src, const char *ws,
 		co.checkout_branch = opts->branch;
 	/*
 	 * Shallow fetches came with libgit2 1.7, for the network transports
-	 * only (its local transport refuses them).
+	 * only (its local transport refuses them); before, git makes the
+	 * clone (git_clone_cli).
 	 */
 	if (opts != NULL && opts->depth > 0 && local)
 		log_warnx("--depth %d: a local repository is copied with its "
 		    "whole history", opts->depth);
 	else if (opts != NULL && opts->depth > 0) {
-#if LIBGIT2_VER_MAJOR > 1 || LIBGIT2_VER_MINOR >= 7
+#ifndef GIT_NO_SHALLOW
 		co.fetch_opts.depth = opts->depth;
 #else
-		log_warnx("--depth %d: this libgit2 (%s) cannot make shallow "
-		    "clones; cloning the whole history", opts->depth,
-		    LIBGIT2_VERSION);
+		/*
+		 * The token is copied out of the environment, which is then
+		 * wiped (as a push child's is) while git runs under us.
+		 */
+		tok = gc.token != NULL ? xstrdup(gc.token) : NULL;
+		gc.token = NULL;
+		git_env_scrub();
+		r = git_clone_cli(url, ws, opts, tok, cause);
+		if (tok != NULL) {
+			explicit_bzero(tok, strlen(tok));
+			free(tok);
+		}
+		if (r != 0)
+			goto out;
+		if (git_repository_open_ext(&repo, ws,
+		    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) != 0) {
+			git_set_cause(cause, "clone of '%s': %s", url);
+			goto out;
+		}
+		goto cloned;
 #endif
 	}
 	if (git_clone(&repo, url, ws, &co) != 0) {
 		*cause = git_net_cause("clone of", url, &gc);
 		goto out;
 	}
+#ifdef GIT_NO_SHALLOW
+cloned:
+#endif
 	if (git_repository_head(&head, repo) != 0 ||
 	    (hoid = git_reference_target(head)) == NULL) {
 		git_set_cause(cause, "clone of '%s': no HEAD commit: %s", url);
@@ -2718,6 +3166,36 @@ git_read_token(int fd, struct buf *b)
 	return (ssize_t)b->len;
 }
 
+/*
+ * An import child leads a process group of its own, so that killing the
+ * group on a timeout also ends the git it may run (git_clone_cli) and
+ * git's helpers. Out of the caller's group it would miss the terminal's
+ * interrupt: it is told of its parent's death instead, and takes the group
+ * with it.
+ */
+static void
+git_import_group_end(int sig)
+{
+	(void)sig;
+	kill(0, SIGKILL);
+}
+
+static void
+git_import_group(pid_t parent)
+{
+	struct sigaction	 sa;
+
+	if (setpgid(0, 0) != 0 || getpgrp() != getpid())
+		return;		/* kill(0) would reach the caller's group */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = git_import_group_end;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != parent)
+		kill(0, SIGKILL);
+}
+
 static struct git_job *
 git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 {
@@ -2727,7 +3205,7 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 	struct buf		 tok = BUF_INIT;
 	char			*text = NULL, *ccause = NULL;
 	size_t			 len = 0;
-	pid_t			 pid;
+	pid_t			 pid, parent = getpid();
 	int			 fds[2], pfds[2], tfds[2], j, r;
 	FILE			*f;
 
@@ -2777,11 +3255,14 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 		return NULL;
 	}
 	if (pid == 0) {
+		git_in_worker = 1;
 		close(fds[0]);
 		if (pfds[0] != -1)
 			close(pfds[0]);
 		git_progress_fd = pfds[1];
 		cjc = *jc;
+		if (jc->op == JAIL_IMPORT)
+			git_import_group(parent);
 		if (jc->op == JAIL_PUSH) {
 			close(tfds[1]);
 			cjc.token = NULL;
@@ -2814,6 +3295,8 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 		file_write_all(fds[1], text, len);
 		_exit(0);
 	}
+	if (jc->op == JAIL_IMPORT)
+		setpgid(pid, pid);	/* as the child does: no race */
 	close(fds[1]);
 	git_close_pair(tfds);
 	file_set_nonblock(fds[0]);
@@ -2882,6 +3365,8 @@ git_job_free(struct git_job *job)
 		close(job->pfd);
 	buf_release(&job->pin);
 	if (job->pid > 0) {
+		if (!job->done && job->jc.op == JAIL_IMPORT)
+			kill(-job->pid, SIGKILL);	/* and git, if running */
 		if (!job->done)
 			kill(job->pid, SIGKILL);
 		while (waitpid(job->pid, NULL, 0) == -1 && errno == EINTR)

@@ -50,8 +50,12 @@ struct git_import_opts {
  * the clone (40 hex digits, caller frees). 0 ok, -1 with *cause. The clone
  * runs in a child process (killed after HOLT_GIT_TIMEOUT seconds, default
  * 300, without progress); the progress callback is called in the caller's
- * process, from this function. --depth needs libgit2 1.7: older ones clone
- * the whole history and warn.
+ * process, from this function. --depth (an URL only: a local repository is
+ * copied whole) is libgit2's from 1.7; with an older libgit2 the git
+ * command makes the shallow clone (git_clone_cli in git.c: the token over a
+ * pipe to its credential helper, in no argument, environment or file).
+ * libgit2 older than 1.7 does not know shallow repositories: the children
+ * that open one stop its history walks where git's would stop.
  */
 /* Root's files in a workspace owned by another uid: given to that uid. */
 void	 git_ws_give_back(const char *workspace_dir);

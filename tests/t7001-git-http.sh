@@ -2,7 +2,9 @@
 # Real git over real smart HTTP: git http-backend behind lighttpd with basic
 # auth that requires the token. Clone (token only through libgit2's
 # credential callback), push, a rejected push, refused tokens, the network
-# down, and a workspace whose config tries to send the push elsewhere.
+# down, and a workspace whose config tries to send the push elsewhere. A
+# shallow clone (--depth; made by git where libgit2 is older than 1.7, the
+# token through a pipe only) and holt diff, commit and pr on it.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/git-lib.sh"
 
@@ -67,32 +69,192 @@ test_expect_success HTTPD 'a token in the URL is used, and not saved' '
 	! grep -r -a -F "$TOKEN" ws3
 '
 
-# libgit2 1.7 made shallow fetches; holt built against an older one warns
-# and clones everything. Which one this build has: pkg-config, if it can tell.
-if pkg-config --exists libgit2 2>/dev/null; then
-	if pkg-config --atleast-version=1.7 libgit2; then SHALLOW=yes; else SHALLOW=no; fi
-else
-	SHALLOW=
-fi
+# The processes under pid $1 (itself included).
+descendants() {
+	python3 - "$1" <<-\EOF
+	import os, sys
+	kids = {}
+	for p in os.listdir("/proc"):
+	    if p.isdigit():
+	        try:
+	            ppid = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1]
+	        except OSError:
+	            continue
+	        kids.setdefault(ppid, []).append(p)
+	out, todo = [], [sys.argv[1]]
+	while todo:
+	    p = todo.pop()
+	    out.append(p)
+	    todo += kids.get(p, [])
+	print("\n".join(out))
+	EOF
+}
 
-test_expect_success HTTPD 'holt new --depth 1: one commit in the sandbox, or a warning and all' '
+test_expect_success HTTPD 'holt new --depth 1: a shallow clone of one commit, branch and base recorded' '
 	HOLT_GIT_TOKEN=$TOKEN holt new -d -s deep --model script:/dev/null \
 		--repo "$URL" --branch dev --depth 1 >name 2>err &&
 	echo deep >expect && test_cmp expect name &&
+	! grep -i "depth\|whole history" err &&
 	sbx=$(json_q "print(d[\"sandbox\"])" <"$HOLT_HOME/data/sessions/deep/session.json") &&
 	ws=$HOLT_HOME/data/sandboxes/$sbx/workspace &&
 	git -C "$ws" rev-parse HEAD >head &&
 	git -C work rev-parse dev >expect && test_cmp expect head &&
-	n=$(git -C "$ws" rev-list --count HEAD) &&
-	if grep "cannot make shallow clones; cloning the whole history" err; then
-		test "$SHALLOW" != yes &&
-		grep "^holt: --depth 1: this libgit2 (1\.[0-6]\.[0-9]*) cannot" err &&
-		test "$n" = 2 && test ! -e "$ws/.git/shallow"
-	else
-		test "$SHALLOW" != no &&
-		test "$n" = 1 && test -s "$ws/.git/shallow" &&
-		! grep -i "depth" err
-	fi &&
+	test -s "$ws/.git/shallow" &&
+	git -C "$ws" rev-list --count HEAD >count &&
+	echo 1 >expect && test_cmp expect count &&
+	json_q "print(d[\"base_commit\"])" <"$HOLT_HOME/data/sessions/deep/session.json" >base &&
+	test_cmp head base &&
+	json_q "print(d[\"branch\"])" <"$HOLT_HOME/data/sessions/deep/session.json" >branch &&
+	echo dev >expect && test_cmp expect branch &&
+	git -C "$ws" config remote.origin.url >url &&
+	echo "$URL" >expect && test_cmp expect url &&
+	! grep -r -a -F "$TOKEN" "$ws"
+'
+
+test_expect_success HTTPD '--depth 2 without --branch: the default branch, two commits' '
+	git -C srv/o/proj.git fetch -q "$TRASH_DIRECTORY/work" dev:deep2 &&
+	git -C srv/o/proj.git symbolic-ref HEAD refs/heads/deep2 &&
+	HOLT_GIT_TOKEN=$TOKEN git_tool import "$URL" wsd2 -d 2 -p >base 2>progress &&
+	git -C srv/o/proj.git symbolic-ref HEAD refs/heads/main &&
+	test "$(cat base)" = "$(git -C work rev-parse dev)" &&
+	grep "receiving objects: [0-9]*/[0-9]*" progress &&
+	git -C wsd2 rev-list --count HEAD >count &&
+	echo 2 >expect && test_cmp expect count &&
+	git -C wsd2 symbolic-ref refs/remotes/origin/HEAD >ohead &&
+	echo refs/remotes/origin/deep2 >expect && test_cmp expect ohead &&
+	git -C srv/o/proj.git update-ref -d refs/heads/deep2
+'
+
+test_expect_success HTTPD 'a shallow clone: no token, a wrong one, a server down, no git' '
+	test_must_fail git_tool import "$URL" wsd3 -d 1 2>err &&
+	grep "none is set (set HOLT_GIT_TOKEN or GITHUB_TOKEN" err &&
+	HOLT_GIT_TOKEN=wrong test_must_fail git_tool import "$URL" wsd4 -d 1 2>err &&
+	grep "authentication failed: the token is wrong" err &&
+	test_must_fail git_tool import http://127.0.0.1:1/git/o/proj.git wsd5 -d 1 2>err &&
+	grep "clone of .http://127.0.0.1:1/git/o/proj.git.: .*(is the network up?)" err &&
+	mkdir nogit &&
+	for c in sh cat; do ln -s "$(command -v $c)" nogit/$c || return 1; done &&
+	HOLT_GIT_TOKEN=$TOKEN PATH=$TRASH_DIRECTORY/nogit \
+		test_must_fail "$GIT_TOOL" import "$URL" wsd6 -d 1 2>err &&
+	grep "the git command is missing (libgit2 .* cannot make shallow clones; install the package git)" err &&
+	! test -e wsd3/.git && ! test -e wsd4/.git && ! test -e wsd6/.git
+'
+
+test_expect_success HTTPD 'the token reaches git through the pipe: not in its argv, environment or files' '
+	{ python3 -c "
+import socket, sys, time
+s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(5)
+print(s.getsockname()[1]); sys.stdout.flush()
+s.settimeout(30)
+conns = []
+def serve(c):
+    while True:
+        req = b\"\"
+        while b\"\\r\\n\\r\\n\" not in req:
+            d = c.recv(4096)
+            if not d: return
+            req += d
+        auth = [l for l in req.split(b\"\\r\\n\") if l.lower().startswith(b\"authorization:\")]
+        if not auth:
+            c.sendall(b\"HTTP/1.1 401 Unauthorized\\r\\nWWW-Authenticate: Basic realm=\\\"git\\\"\\r\\nContent-Length: 0\\r\\n\\r\\n\")
+        else:
+            open(\"auth.got\", \"wb\").write(auth[0])
+            time.sleep(30)
+            return
+try:
+    while True:
+        c, _ = s.accept(); conns.append(c); serve(c)
+except Exception:
+    pass
+" >authport & } &&
+	authpid=$! &&
+	test_wait_for 50 "test -s authport" &&
+	{ HOLT_GIT_TIMEOUT=20 HOLT_GIT_TOKEN=$TOKEN "$GIT_TOOL" import \
+		"http://127.0.0.1:$(cat authport)/git/o/proj.git" wsleak -d 1 \
+		>/dev/null 2>leakerr & } &&
+	toolpid=$! &&
+	test_wait_for 100 "test -s auth.got" &&
+	: the server got the token, as basic auth &&
+	b64=$(printf "x-access-token:%s" "$TOKEN" | base64) &&
+	grep -F "$b64" auth.got &&
+	: control: the process that started it has it in its environment &&
+	grep -a -F -q "$TOKEN" /proc/$toolpid/environ &&
+	descendants $toolpid >pids &&
+	grep -l -a "^git$" $(sed "s|.*|/proc/&/comm|" pids) 2>/dev/null | wc -l >ngit &&
+	test $(cat ngit) -ge 1 &&
+	for p in $(cat pids); do
+		test $p = $toolpid && continue
+		tr "\0" " " </proc/$p/cmdline >cmdline.$p 2>/dev/null || continue
+		! grep -a -F "$TOKEN" /proc/$p/environ /proc/$p/cmdline &&
+		! grep -a -F "HOLT_GIT_TOKEN" /proc/$p/environ || return 1
+	done &&
+	cat cmdline.* | grep -F "credential.helper=" &&
+	kill -TERM $toolpid && wait $toolpid;
+	: the clone ended with it: no git of it is left &&
+	test_wait_for 50 "! grep -a -l -F \"127.0.0.1:$(cat authport)\" /proc/[0-9]*/cmdline 2>/dev/null" &&
+	rc=0 || rc=$?
+	kill $authpid 2>/dev/null; wait $authpid
+	(exit $rc)
+'
+
+test_expect_success HTTPD 'a shallow clone that stalls times out, and nothing of it is left' '
+	{ python3 -c "
+import socket, sys
+s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(5)
+print(s.getsockname()[1]); sys.stdout.flush()
+s.settimeout(20)
+conns = []
+try:
+    while True:
+        c, _ = s.accept(); conns.append(c)
+except Exception:
+    pass
+" >stalldport & } &&
+	stallpid=$! &&
+	test_wait_for 50 "test -s stalldport" &&
+	start=$(date +%s) &&
+	HOLT_GIT_TIMEOUT=2 HOLT_GIT_TOKEN=$TOKEN test_must_fail git_tool import \
+		"http://127.0.0.1:$(cat stalldport)/git/o/proj.git" wsstall -d 1 2>err &&
+	test $(($(date +%s) - start)) -lt 10 &&
+	grep "clone of .*timed out after 2 s without progress" err &&
+	test ! -e wsstall &&
+	test_wait_for 50 "! grep -a -l -F \"127.0.0.1:$(cat stalldport)\" /proc/[0-9]*/cmdline 2>/dev/null" &&
+	rc=0 || rc=$?
+	kill $stallpid 2>/dev/null; wait $stallpid
+	(exit $rc)
+'
+
+test_expect_success HTTPD 'on the shallow clone: holt diff, holt commit over the agent commit, holt pr' '
+	sbx=$(json_q "print(d[\"sandbox\"])" <"$HOLT_HOME/data/sessions/deep/session.json") &&
+	ws=$HOLT_HOME/data/sandboxes/$sbx/workspace &&
+	base=$(json_q "print(d[\"base_commit\"])" <"$HOLT_HOME/data/sessions/deep/session.json") &&
+	echo shallow >>"$ws/dev.txt" &&
+	holt diff -t deep >diff &&
+	grep "^+shallow" diff &&
+	git -C "$ws" -c user.name=agent -c user.email=a@sandbox commit -q -am "agent" &&
+	echo more >>"$ws/a.txt" &&
+	holt commit -t deep -m "on top" >out &&
+	git -C "$ws" rev-parse HEAD~1 >parent &&
+	git -C "$ws" rev-parse HEAD~2 >grand &&
+	echo "$base" >expect && test_cmp expect grand &&
+	git -C "$ws" log -1 --format=%s HEAD~1 >subject &&
+	echo agent >expect && test_cmp expect subject &&
+	HOLT_GIT_TOKEN=$TOKEN HOLT_GITHUB_API=http://127.0.0.1:1 \
+		test_expect_code 1 holt pr -t deep --title "from shallow" 2>err &&
+	grep "could not reach" err &&
+	git -C srv/o/proj.git rev-parse refs/heads/holt/deep >pushed &&
+	git -C "$ws" rev-parse HEAD >head && test_cmp head pushed &&
+	git -C srv/o/proj.git rev-parse holt/deep~2 >pbase &&
+	echo "$base" >expect && test_cmp expect pbase &&
+	git -C srv/o/proj.git fsck --no-dangling --connectivity-only &&
+	echo again >>"$ws/a.txt" &&
+	HOLT_GIT_TOKEN=$TOKEN HOLT_GITHUB_API=http://127.0.0.1:1 \
+		test_expect_code 1 holt pr -t deep --title "again" 2>err &&
+	grep "could not reach" err &&
+	git -C srv/o/proj.git log -1 --format=%s holt/deep >subject &&
+	echo again >expect && test_cmp expect subject &&
+	test -s "$ws/.git/shallow" &&
+	! grep -r -a -F "$TOKEN" "$ws" &&
 	holt kill-session --rm -t deep
 '
 

@@ -88,4 +88,20 @@ test_expect_success SSHD 'an unknown host key is refused' '
 	mv kh.save "$HOME/.ssh/known_hosts"
 '
 
+test_expect_success SSHD '--depth over ssh: a shallow clone through the agent, in batch mode' '
+	(cd work && echo two >>a.txt && git commit -q -am two) &&
+	git -C work push -q "$TRASH_DIRECTORY/srv/o/proj.git" main &&
+	git_tool import "$URL" wsd -d 1 >base &&
+	test "$(cat base)" = "$(git -C work rev-parse HEAD)" &&
+	test -s wsd/.git/shallow &&
+	git -C wsd rev-list --count HEAD >count &&
+	echo 1 >expect && test_cmp expect count &&
+	SSH_AUTH_SOCK= test_must_fail git_tool import "$URL" wsd2 -d 1 2>err &&
+	grep "clone of .*Permission denied\|clone of .*Could not read from remote" err &&
+	mv "$HOME/.ssh/known_hosts" kh.save &&
+	test_must_fail git_tool import "$URL" wsd3 -d 1 2>err &&
+	mv kh.save "$HOME/.ssh/known_hosts" &&
+	grep -i "host key verification failed" err
+'
+
 test_done
