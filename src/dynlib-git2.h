@@ -117,6 +117,7 @@
 	X(git_repository_head) \
 	X(git_repository_head_detached) \
 	X(git_repository_head_unborn) \
+	X(git_repository_commondir) \
 	X(git_repository_index) \
 	X(git_repository_init) \
 	X(git_repository_is_bare) \
@@ -245,6 +246,7 @@ const struct dynlib_git2_fns *dynlib_git2(void);
 #define git_repository_head DYNLIB_GIT2(git_repository_head)
 #define git_repository_head_detached DYNLIB_GIT2(git_repository_head_detached)
 #define git_repository_head_unborn DYNLIB_GIT2(git_repository_head_unborn)
+#define git_repository_commondir DYNLIB_GIT2(git_repository_commondir)
 #define git_repository_index DYNLIB_GIT2(git_repository_index)
 #define git_repository_init DYNLIB_GIT2(git_repository_init)
 #define git_repository_is_bare DYNLIB_GIT2(git_repository_is_bare)

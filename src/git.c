@@ -2603,10 +2603,12 @@ git_pack_feed(void *buf, size_t size, void *arg)
  * built from the workspace and written into the target's object database,
  * and the branch is set there. The target's HEAD, index and files are not
  * touched; its checked-out branch is refused, as git's receive-pack does.
+ * It runs in the push's jail (git_push_local, below), where the target's
+ * git directory (gitdir, path is for messages) is all there is of it.
  */
-int
-git_push_local(const char *ws, const char *commit, const char *branch,
-    const char *path, char **cause)
+static int
+git_push_local_impl(const char *ws, const char *commit, const char *branch,
+    const char *path, const char *gitdir, char **cause)
 {
 	git_repository		*repo = NULL, *dst = NULL;
 	git_commit		*c = NULL;
@@ -2632,8 +2634,8 @@ git_push_local(const char *ws, const char *commit, const char *branch,
 		goto out;
 	if (git_lookup_commit(repo, commit, &c, cause) != 0)
 		goto out;
-	if (git_repository_open_ext(&dst, path, GIT_REPOSITORY_OPEN_NO_SEARCH,
-	    NULL) != 0) {
+	if (git_repository_open_ext(&dst, gitdir,
+	    GIT_REPOSITORY_OPEN_NO_SEARCH, NULL) != 0) {
 		git_set_cause(cause, "repository '%s': %s", path);
 		goto out;
 	}
@@ -2724,6 +2726,7 @@ enum git_jail_op {
 	JAIL_HAS_CHANGES,
 	JAIL_COMMIT,
 	JAIL_PUSH,		/* its own jail: git_push_jail_enter */
+	JAIL_PUSH_LOCAL,	/* the same, with the target's git directory */
 	JAIL_IMPORT		/* not confined: network, and no workspace yet */
 };
 
@@ -2737,6 +2740,8 @@ struct git_jail_call {
 	const char		*branch;
 	const char		*url;
 	const char		*token;
+	const char		*gitdir;	/* push --local: the target's */
+	const char		*commondir;
 	int			 n;
 	int			 progress;	/* import: report progress */
 };
@@ -2924,9 +2929,14 @@ url_is_ssh(const char *url)
 	    (strstr(url, "://") == NULL && is_url(url));
 }
 
-/* As git_jail_enter (0, 1 or -1), for a push of the workspace to url. */
+/*
+ * As git_jail_enter (0, 1 or -1), for a push of the workspace to url; or,
+ * url NULL, into the local repository whose git directories are gitdir and
+ * commondir (bound read-write; the workspace is then read-only).
+ */
 static int
-git_push_jail_enter(const char *ws, const char *url)
+git_push_jail_enter(const char *ws, const char *url, const char *gitdir,
+    const char *commondir)
 {
 	static const char *const top[] = { "/usr", "/etc", "/bin", "/sbin",
 	    "/lib", "/lib32", "/lib64", "/libx32" };
@@ -2944,8 +2954,13 @@ git_push_jail_enter(const char *ws, const char *url)
 	if (git_jail_broken || getenv("HOLT_GIT_NO_JAIL") != NULL)
 		return 1;
 	/* What the push needs, looked up while the host is in view. */
-	b[nb++] = (struct jail_bind){ ws, 1 };
-	if (url_is_ssh(url)) {
+	b[nb++] = (struct jail_bind){ ws, url != NULL };
+	if (commondir != NULL)
+		b[nb++] = (struct jail_bind){ commondir, 1 };
+	if (gitdir != NULL && (commondir == NULL ||
+	    strcmp(gitdir, commondir) != 0))
+		b[nb++] = (struct jail_bind){ gitdir, 1 };
+	if (url != NULL && url_is_ssh(url)) {
 		sock = getenv("SSH_AUTH_SOCK");
 		if (sock != NULL && *sock == '/' && stat(sock, &sb) == 0 &&
 		    S_ISSOCK(sb.st_mode))
@@ -3089,6 +3104,9 @@ git_jail_child(const char *ws, struct git_jail_call *jc, FILE *out,
 	case JAIL_PUSH:
 		return git_push_branch_impl(ws, jc->commit, jc->branch, jc->url,
 		    jc->token, cause);
+	case JAIL_PUSH_LOCAL:
+		return git_push_local_impl(ws, jc->commit, jc->branch,
+		    jc->path, jc->gitdir, cause);
 	case JAIL_IMPORT: {
 		struct git_import_opts	 io;
 
@@ -3266,9 +3284,12 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 		if (jc->op == JAIL_PUSH) {
 			close(tfds[1]);
 			cjc.token = NULL;
-			j = git_push_jail_enter(ws, jc->url);
+			j = git_push_jail_enter(ws, jc->url, NULL, NULL);
 			git_env_scrub();
-		} else
+		} else if (jc->op == JAIL_PUSH_LOCAL)
+			j = git_push_jail_enter(ws, NULL, jc->gitdir,
+			    jc->commondir);
+		else
 			j = jc->op == JAIL_IMPORT ? 2 : git_jail_enter(ws);
 		if (j == -1) {
 			text = xprintf("R1%s", strerror(errno));
@@ -3283,8 +3304,8 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 		f = open_memstream(&text, &len);
 		fputs(j == 0 ? "J" : j == 2 ? "N" : "U", f);
 		fputs("0", f);
-		r = git_jail_child(j == 0 && jc->op != JAIL_PUSH ? "/" : ws,
-		    &cjc, f, &ccause);
+		r = git_jail_child(j == 0 && jc->op != JAIL_PUSH &&
+		    jc->op != JAIL_PUSH_LOCAL ? "/" : ws, &cjc, f, &ccause);
 		fclose(f);
 		if (r != 0) {
 			free(text);
@@ -3319,6 +3340,8 @@ git_job_start(const char *ws, const struct git_jail_call *jc, char **cause)
 	job->jc.branch = xstrdup_or_null(jc->branch);
 	job->jc.url = xstrdup_or_null(jc->url);
 	job->jc.token = xstrdup_or_null(jc->token);
+	job->jc.gitdir = xstrdup_or_null(jc->gitdir);
+	job->jc.commondir = xstrdup_or_null(jc->commondir);
 	buf_init(&job->in);
 	return job;
 }
@@ -3380,6 +3403,8 @@ git_job_free(struct git_job *job)
 	free((char *)job->jc.commit);
 	free((char *)job->jc.branch);
 	free((char *)job->jc.url);
+	free((char *)job->jc.gitdir);
+	free((char *)job->jc.commondir);
 	if (job->jc.token != NULL) {
 		explicit_bzero((char *)job->jc.token, strlen(job->jc.token));
 		free((char *)job->jc.token);
@@ -3705,6 +3730,51 @@ git_push_branch(const char *ws, const char *commit, const char *branch,
 		free(pw);
 	}
 	return r == 1 ? -1 : r;
+}
+
+/* A git directory's path as the jail binds it: no trailing slash. */
+static char *
+git_dir_path(const char *p)
+{
+	char	*s = xstrdup(p);
+	size_t	 len = strlen(s);
+
+	while (len > 1 && s[len - 1] == '/')
+		s[--len] = '\0';
+	return s;
+}
+
+/*
+ * The local push runs in the push's jail, which holds the target's git
+ * directory besides the workspace (read-only there): the workspace's
+ * repository cannot name another of the host's object stores or files
+ * for libgit2 to read and copy into the target.
+ */
+int
+git_push_local(const char *ws, const char *commit, const char *branch,
+    const char *path, char **cause)
+{
+	struct git_jail_call	 jc = { .op = JAIL_PUSH_LOCAL,
+	    .commit = commit, .branch = branch, .path = path };
+	git_repository		*dst;
+	struct buf		 out = BUF_INIT;
+	char			*gitdir, *commondir;
+	int			 r;
+
+	git_setup();
+	if (git_repository_open_ext(&dst, path, GIT_REPOSITORY_OPEN_NO_SEARCH,
+	    NULL) != 0) {
+		git_set_cause(cause, "repository '%s': %s", path);
+		return -1;
+	}
+	jc.gitdir = gitdir = git_dir_path(git_repository_path(dst));
+	jc.commondir = commondir = git_dir_path(git_repository_commondir(dst));
+	git_repository_free(dst);
+	r = git_jail_run(ws, &jc, &out, cause);
+	buf_release(&out);
+	free(gitdir);
+	free(commondir);
+	return r;
 }
 
 struct git_job *

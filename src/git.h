@@ -147,7 +147,9 @@ int	 git_push_branch(const char *workspace, const char *commit,
 /*
  * The same into a local repository at path (holt pr --local): the objects
  * are copied into its object database and refs/heads/<branch> is set, not
- * forced; its HEAD, index and files are not touched.
+ * forced; its HEAD, index and files are not touched. It runs in the push's
+ * jail, which holds the target's git directory too (read-write) and the
+ * workspace read-only.
  */
 int	 git_push_local(const char *workspace, const char *commit,
 	     const char *branch, const char *path, char **cause);

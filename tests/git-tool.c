@@ -12,6 +12,8 @@
  *	git-tool push [-u] WORKSPACE COMMIT BRANCH URL	(token: git_token;
  *		-u: git_open_workspace skips its checks, so that a test sees
  *		what the push's jail alone stops)
+ *	git-tool push-local [-u] WORKSPACE COMMIT BRANCH PATH	(the same,
+ *		into a local repository: holt pr --local)
  */
 #include <poll.h>
 #include <stdlib.h>
@@ -155,7 +157,10 @@ main(int argc, char **argv)
 		free(ms);
 		return 0;
 	}
-	if (strcmp(argv[1], "push") == 0 && argc >= 6) {
+	if ((strcmp(argv[1], "push") == 0 ||
+	    strcmp(argv[1], "push-local") == 0) && argc >= 6) {
+		int	 local = strcmp(argv[1], "push-local") == 0;
+
 		if (strcmp(argv[2], "-u") == 0) {
 			git_test_unchecked = 1;
 			argv++;
@@ -163,8 +168,13 @@ main(int argc, char **argv)
 		}
 		if (argc != 6)
 			return 2;
-		if (git_push_branch(argv[2], argv[3], argv[4], argv[5],
-		    git_token(), &cause) != 0)
+		if (local)
+			r = git_push_local(argv[2], argv[3], argv[4], argv[5],
+			    &cause);
+		else
+			r = git_push_branch(argv[2], argv[3], argv[4], argv[5],
+			    git_token(), &cause);
+		if (r != 0)
 			return fail(cause);
 		return 0;
 	}

@@ -4,7 +4,8 @@
 # network needs, nothing else. A workspace repository that points libgit2
 # at a host object store (alternates, a symlinked objects directory) cannot
 # make the push read it or send it; the token reaches the child over a pipe,
-# never through its environment, and is written nowhere.
+# never through its environment, and is written nowhere. holt pr --local
+# runs in the same jail, with the target repository's git directory.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/git-lib.sh"
 
@@ -34,6 +35,8 @@ test_have_prereq() {
 	HTTPD,USERNS) [ -n "$HAVE_HTTPD" ] && [ -n "$HAVE_USERNS" ] ;;
 	HTTPD,USERNS,STRACE) [ -n "$HAVE_HTTPD" ] && [ -n "$HAVE_USERNS" ] &&
 		[ -n "$HAVE_STRACE" ] ;;
+	USERNS) [ -n "$HAVE_USERNS" ] ;;
+	USERNS,STRACE) [ -n "$HAVE_USERNS" ] && [ -n "$HAVE_STRACE" ] ;;
 	*) return 1 ;;
 	esac
 }
@@ -214,6 +217,75 @@ test_expect_success HTTPD,USERNS,STRACE 'the traced push opens nothing of the ho
 	grep -F "\"$TRASH_DIRECTORY/hostrepo/.git/objects\"" trace | grep "= -1 ENOENT" &&
 	! grep -F "$TRASH_DIRECTORY/hostrepo" trace | grep -v "= -1 ENOENT" &&
 	test_must_fail git -C srv/o/proj.git cat-file -e "$secret" &&
+	rm "$ws/.git/objects/info/alternates"
+'
+
+# holt pr --local: the same jail, with the target repository's git
+# directory bound in (read-write) and the workspace read-only.
+test_expect_success 'setup: a session from a local repository' '
+	git init -q -b main local &&
+	(cd local && seq 1 5 >l.txt && git add . && git commit -q -m one) &&
+	git_session l1 "$TRASH_DIRECTORY/local" main &&
+	echo "$SECRET" >>host-secret.txt
+'
+
+test_expect_success 'holt pr --local pushes from the jail, with no warning' '
+	ws=$(git_ws l1) &&
+	echo change >>"$ws/l.txt" &&
+	holt pr -t l1 --local --title jailed 2>err &&
+	! grep -i "unconfined\|cannot confine" err &&
+	git -C local log -1 --format=%s holt/l1 >subject &&
+	echo jailed >expect && test_cmp expect subject &&
+	git -C local rev-parse HEAD >head &&
+	git -C local rev-parse main >expect && test_cmp expect head &&
+	git -C local fsck --no-dangling --connectivity-only
+'
+
+test_expect_success 'holt pr --local: alternates to a host object store are refused, nothing copied' '
+	ws=$(git_ws l1) &&
+	secret=$(host_secret_commit "$ws") &&
+	echo "$TRASH_DIRECTORY/hostrepo/.git/objects" >"$ws/.git/objects/info/alternates" &&
+	test_expect_code 1 holt pr -t l1 --local --branch alt 2>err &&
+	grep "objects/info/alternates points outside the workspace (refused" err &&
+	test_must_fail git -C local rev-parse -q --verify refs/heads/alt &&
+	test_must_fail git -C local cat-file -e "$secret"
+'
+
+test_expect_success USERNS 'the local push, with the checks off: the jail alone keeps the host store out' '
+	ws=$(git_ws l1) &&
+	secret=$(git -C hostrepo rev-parse HEAD) &&
+	test_must_fail git_tool push-local -u "$ws" "$secret" alt "$TRASH_DIRECTORY/local" 2>err &&
+	grep "commit .$secret.: not in the workspace" err &&
+	! grep -i "unconfined" err &&
+	test_must_fail git -C local rev-parse -q --verify refs/heads/alt &&
+	test_must_fail git -C local cat-file -e "$secret" &&
+	: but what the workspace has goes through &&
+	git_tool push-local -u "$ws" HEAD ok "$TRASH_DIRECTORY/local" &&
+	git -C local rev-parse ok >pushed &&
+	git -C "$ws" rev-parse HEAD >expect && test_cmp expect pushed
+'
+
+test_expect_success 'control: the local push unconfined and unchecked leaks the host object' '
+	ws=$(git_ws l1) &&
+	secret=$(git -C hostrepo rev-parse HEAD) &&
+	HOLT_GIT_NO_JAIL=1 git_tool push-local -u "$ws" "$secret" leak "$TRASH_DIRECTORY/local" &&
+	git -C local show leak:secret.txt >leaked &&
+	echo "$SECRET" >expect && test_cmp expect leaked &&
+	git -C local update-ref -d refs/heads/leak &&
+	git -C local reflog expire --expire=now --all &&
+	git -C local gc -q --prune=now &&
+	test_must_fail git -C local cat-file -e "$secret"
+'
+
+test_expect_success USERNS,STRACE 'the traced local push opens nothing of the host store, and chroots' '
+	ws=$(git_ws l1) &&
+	secret=$(git -C hostrepo rev-parse HEAD) &&
+	strace -f -s 4096 -e trace=%file,%process -o ltrace \
+		"$GIT_TOOL" push-local -u "$ws" "$secret" traced "$TRASH_DIRECTORY/local" 2>err;
+	grep "chroot(\"[^\"]*\") *= 0" ltrace &&
+	grep -F "\"$TRASH_DIRECTORY/hostrepo/.git/objects\"" ltrace | grep "= -1 ENOENT" &&
+	! grep -F "$TRASH_DIRECTORY/hostrepo" ltrace | grep -v "= -1 ENOENT" &&
+	test_must_fail git -C local cat-file -e "$secret" &&
 	rm "$ws/.git/objects/info/alternates"
 '
 
