@@ -274,7 +274,12 @@ client_hello_call(int fd, const cJSON *req, char **cause)
 	cJSON_AddStringToObject(hello, "client", "cli");
 	a = frame_encode(hello, &alen);
 	cJSON_Delete(hello);
-	b = frame_encode(req, &blen);
+	if ((b = frame_encode(req, &blen)) == NULL) {
+		*cause = xprintf("request too large (over %u bytes)",
+		    FRAME_MAX);
+		free(a);
+		return NULL;
+	}
 	a = xrealloc(a, alen + blen);
 	memcpy(a + alen, b, blen);
 	free(b);

@@ -346,6 +346,10 @@ send_frames(int fd, cJSON *a, cJSON *b)
 	y = frame_encode(b, &ylen);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
+	if (y == NULL) {
+		free(x);
+		return -1;
+	}
 	x = xrealloc(x, xlen + ylen);
 	memcpy(x + xlen, y, ylen);
 	free(y);

@@ -165,28 +165,31 @@ envd_conn_send(struct envd_conn *ec, cJSON *req, envd_reply_cb cb, void *arg)
 
 	cJSON_DeleteItemFromObjectCaseSensitive(req, "id");
 	cJSON_AddNumberToObject(req, "id", (double)id);
-	if (ec->dead) {
+	data = NULL;
+	if (!ec->dead && (data = frame_encode(req, &len)) == NULL)
+		log_warnx("envd request %llu: too large (over %u bytes)",
+		    (unsigned long long)id, FRAME_MAX);
+	if (data == NULL) {
 		if (cb == NULL)
 			return id;
 		err = cJSON_CreateObject();
 		cJSON_AddNumberToObject(err, "id", (double)id);
-		cJSON_AddStringToObject(err, "error",
-		    "no connection to the sandbox");
+		cJSON_AddStringToObject(err, "error", ec->dead ?
+		    "no connection to the sandbox" : "request too large for "
+		    "the sandbox (over 16 MiB)");
 		cb(arg, err);
 		cJSON_Delete(err);
 		return id;
 	}
-	if (cb == NULL)
-		goto send;	/* fire and forget */
-	r = xcalloc(1, sizeof *r);
-	r->id = id;
-	r->cb = cb;
-	r->arg = arg;
-	for (rp = &ec->reqs; *rp != NULL; rp = &(*rp)->next)
-		;
-	*rp = r;
-send:
-	data = frame_encode(req, &len);
+	if (cb != NULL) {
+		r = xcalloc(1, sizeof *r);
+		r->id = id;
+		r->cb = cb;
+		r->arg = arg;
+		for (rp = &ec->reqs; *rp != NULL; rp = &(*rp)->next)
+			;
+		*rp = r;
+	}
 	bufferevent_write(ec->bev, data, len);
 	free(data);
 	return id;

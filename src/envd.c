@@ -146,6 +146,8 @@ client_queued(struct client *c)
 	return c->out.len - c->out_off;
 }
 
+static void	 client_drop(struct client *, const char *);
+
 static void
 client_send(struct client *c, cJSON *obj)
 {
@@ -158,6 +160,10 @@ client_send(struct client *c, cJSON *obj)
 	}
 	data = frame_encode(obj, &len);
 	cJSON_Delete(obj);
+	if (data == NULL) {
+		client_drop(c, "a reply too large for a frame");
+		return;
+	}
 	if (c->out_off != 0 && c->out_off == c->out.len) {
 		buf_reset(&c->out);
 		c->out_off = 0;

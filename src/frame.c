@@ -20,8 +20,12 @@ frame_encode(const cJSON *obj, size_t *lenp)
 	if ((json = cJSON_PrintUnformatted(obj)) == NULL)
 		fatalx("out of memory (frame)");
 	n = strlen(json);
-	if (n > FRAME_MAX)
-		BUG();
+	if (n > FRAME_MAX) {
+		/* Too big for any peer to take: the caller says so. */
+		cJSON_free(json);
+		errno = EMSGSIZE;
+		return NULL;
+	}
 	out = xmalloc(n + 4);
 	out[0] = (char)((n >> 24) & 0xff);
 	out[1] = (char)((n >> 16) & 0xff);
@@ -104,7 +108,8 @@ frame_write_fd(int fd, const cJSON *obj)
 	size_t	 len;
 	int	 rc;
 
-	data = frame_encode(obj, &len);
+	if ((data = frame_encode(obj, &len)) == NULL)
+		return -1;
 	rc = file_write_all(fd, data, len);
 	free(data);
 	return rc;

@@ -80,7 +80,8 @@ const char *buf_str(struct buf *);		/* "" when empty, never NULL */
  * and the connection is dropped.
  */
 #define FRAME_MAX (16U * 1024 * 1024)
-char	*frame_encode(const cJSON *, size_t *lenp);	/* header + JSON */
+/* Header + JSON; NULL (errno EMSGSIZE) past FRAME_MAX. */
+char	*frame_encode(const cJSON *, size_t *lenp);
 /*
  * Incremental decoding: feed bytes with frame_decoder_feed, then take whole
  * frames with frame_decoder_next until it returns 0. -1 means the stream is

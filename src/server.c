@@ -47,6 +47,11 @@
 #define CLIENT_LIVE_MAX		(1U * 1024 * 1024)	/* then drop live-only */
 #define CLIENT_QUEUE_MAX	(64U * 1024 * 1024)	/* then drop the client */
 #define SNAPSHOT_DEFAULT	2000
+/*
+ * A snapshot's events stop at this many bytes of log, newest kept, well
+ * under FRAME_MAX: a long session with big outputs still attaches.
+ */
+#define SNAPSHOT_BYTES		(8U * 1024 * 1024)
 #define SRV_BULK_SLICE_MS	2	/* bulk callbacks before a look at requests */
 
 /* Loop priorities: libevent runs only the most urgent level that is ready. */
@@ -109,7 +114,16 @@ srv_send(struct srv_client *c, cJSON *msg)
 	char		*data;
 	size_t		 len;
 
-	data = frame_encode(msg, &len);
+	if ((data = frame_encode(msg, &len)) == NULL) {
+		/* Only a reply can grow this big; say so instead of it. */
+		log_warnx("client %d: a reply too large for a frame",
+		    (int)bufferevent_getfd(c->bev));
+		msg = cJSON_CreateObject();
+		cJSON_AddStringToObject(msg, "type", "error");
+		cJSON_AddStringToObject(msg, "message", "reply too large");
+		data = frame_encode(msg, &len);
+		cJSON_Delete(msg);
+	}
 	bufferevent_write(c->bev, data, len);
 	free(data);
 	/*
@@ -229,6 +243,8 @@ srv_watch_changed(void *arg, const cJSON *dirs, int all)
 	cJSON_AddBoolToObject(msg, "all", all);
 	data = frame_encode(msg, &len);
 	cJSON_Delete(msg);
+	if (data == NULL)
+		return;
 	for (c = srv_clients; c != NULL; c = next) {
 		next = c->next;
 		if (c->attached == s && c->files)
@@ -316,6 +332,12 @@ srv_agent_event(void *arg, const cJSON *ev)
 	cJSON_AddItemReferenceToObject(msg, "event", (cJSON *)ev);
 	data = frame_encode(msg, &len);
 	cJSON_Delete(msg);
+	if (data == NULL) {
+		/* Logged (clients attaching later see it) but not sent live. */
+		log_warnx("session '%s': an event too large to send live",
+		    s->name);
+		return;
+	}
 	live_only = type != NULL && (strcmp(type, "assistant.delta") == 0 ||
 	    (strcmp(type, "tool.output") == 0 &&
 	    cJSON_GetObjectItemCaseSensitive(ev, "seq") == NULL));
@@ -338,6 +360,8 @@ srv_agent_state(void *arg)
 	cJSON_AddItemToObject(msg, "session", agent_state_json(s->agent));
 	data = frame_encode(msg, &len);
 	cJSON_Delete(msg);
+	if (data == NULL)
+		return;
 	srv_fanout(s, data, len, 0);
 	free(data);
 	srv_arm_approval_timer(s);
@@ -559,7 +583,7 @@ srv_do_attach(struct srv_client *c, const cJSON *req)
 	struct srv_session	*s, *old;
 	cJSON			*rep, *events, *ev;
 	char			*warning = NULL, *cause = NULL;
-	int			 last, skip;
+	int			 last, skip, truncated = 0;
 
 	if ((s = srv_need_session(c, req)) == NULL)
 		return;
@@ -572,8 +596,8 @@ srv_do_attach(struct srv_client *c, const cJSON *req)
 	last = (int)json_num(req, "last", SNAPSHOT_DEFAULT);
 	if (last < 0)
 		last = SNAPSHOT_DEFAULT;
-	events = eventlog_read_last(s->name, last == 0 ? 1 : (size_t)last,
-	    &warning, &cause);
+	events = eventlog_read_tail(s->name, last == 0 ? 1 : (size_t)last,
+	    SNAPSHOT_BYTES, &truncated, &warning, &cause);
 	if (events == NULL) {
 		srv_reply_error(c, "%s", cause);
 		free(cause);
@@ -592,6 +616,8 @@ srv_do_attach(struct srv_client *c, const cJSON *req)
 	cJSON_AddStringToObject(rep, "type", "snapshot");
 	cJSON_AddItemToObject(rep, "session", agent_state_json(s->agent));
 	cJSON_AddItemToObject(rep, "events", events);
+	if (truncated)
+		cJSON_AddBoolToObject(rep, "truncated", 1);
 	srv_send(c, rep);
 	cJSON_Delete(rep);
 	srv_arm_approval_timer(s);

@@ -329,12 +329,22 @@ cJSON *
 eventlog_read_last(const char *name, size_t last, char **warning,
     char **cause)
 {
+	int	 truncated;
+
+	return eventlog_read_tail(name, last, 0, &truncated, warning, cause);
+}
+
+cJSON *
+eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
+    int *truncated, char **warning, char **cause)
+{
 	char		*dir, *path, *data, *line, *next, *p;
-	size_t		 len, nl = 0;
+	size_t		 len, nl = 0, off;
 	unsigned int	 lineno = 0;
 	cJSON		*all, *ev;
 
 	*warning = NULL;
+	*truncated = 0;
 	dir = session_dir(name);
 	path = paths_join(dir, "events.jsonl");
 	free(dir);
@@ -349,14 +359,23 @@ eventlog_read_last(const char *name, size_t last, char **warning,
 	}
 	all = cJSON_CreateArray();
 	line = data;
-	if (last != 0 && len > 0) {
-		/* Only the last lines are parsed: attach to a long log is O(last). */
-		for (p = data + len - 1; p > data; p--) {
-			if (p[-1] == '\n' && ++nl >= last) {
-				line = p;
+	if ((last != 0 || max_bytes != 0) && len > 0) {
+		/*
+		 * Only the last lines are parsed: attach to a long log is
+		 * O(last). Back from the end, line start by line start, while
+		 * both bounds hold.
+		 */
+		line = data + len;
+		for (off = len; off-- > 0; ) {
+			if (off != 0 && data[off - 1] != '\n')
+				continue;
+			if (max_bytes != 0 && len - off > max_bytes)
 				break;
-			}
+			line = data + off;
+			if (last != 0 && ++nl >= last)
+				break;
 		}
+		*truncated = line != data;
 		if (line != data) {
 			for (p = data; p < line; p++)
 				lineno += *p == '\n';

@@ -44,6 +44,12 @@ cJSON	*eventlog_read(const char *name, char **warning, char **cause);
 /* The same for the last N events only (0: all), parsing no more than those. */
 cJSON	*eventlog_read_last(const char *name, size_t last, char **warning,
 	     char **cause);
+/*
+ * The same, and at most max_bytes of log lines (0: no bound), the newest;
+ * *truncated is set when older events were left out for either bound.
+ */
+cJSON	*eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
+	     int *truncated, char **warning, char **cause);
 /* One-shot append for other processes (holt pr): open, append, sync, close. */
 int	 session_event_append(const char *name, const char *type, cJSON *fields,
 	     char **cause);

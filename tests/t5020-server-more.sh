@@ -65,4 +65,57 @@ test_expect_success BWRAP 'log -f follows the log as it grows' '
 	test $(grep -c "session fol created" follow) = 1
 '
 
+# A long session with big outputs: its last 2000 events are more than a
+# frame holds. The snapshot keeps the newest that fit, says it left some
+# out, and the server lives on.
+test_expect_success BWRAP,PYTHON 'attach to a log bigger than a frame' '
+	holt new -d -s big --model script:/dev/null "hi" &&
+	test_wait_for 100 "holt log -t big | grep \"run finished\"" &&
+	holt kill-server &&
+	python3 - "$HOLT_HOME/data/sessions/big/events.jsonl" <<-\EOF &&
+	import json, sys
+	path = sys.argv[1]
+	seq = len(open(path).read().splitlines())
+	with open(path, "a") as f:
+	    for i in range(400):
+	        seq += 1
+	        f.write(json.dumps({"seq": seq, "ts": "2026-11-29T00:00:00.000Z",
+	            "type": "tool.output", "call_id": "c%d" % i,
+	            "stream": "stdout", "data": "x" * 65000}) + "\n")
+	EOF
+	holt ls >/dev/null &&
+	python3 - "$HOLT_HOME/run/$HOLT_SOCKET" >snap <<-\EOF &&
+	import json, socket, struct, sys
+	def frame(o):
+	    d = json.dumps(o).encode()
+	    return struct.pack(">I", len(d)) + d
+	s = socket.socket(socket.AF_UNIX)
+	s.connect(sys.argv[1])
+	s.sendall(frame({"type": "hello", "version": 1}) +
+	    frame({"type": "attach", "session": "big", "last": 2000}))
+	buf = b""
+	while True:
+	    while len(buf) < 4 or len(buf) < 4 + struct.unpack(">I", buf[:4])[0]:
+	        d = s.recv(1 << 20)
+	        if not d:
+	            sys.exit("closed")
+	        buf += d
+	    n = struct.unpack(">I", buf[:4])[0]
+	    m = json.loads(buf[4:4 + n])
+	    buf = buf[4 + n:]
+	    if m["type"] == "snapshot":
+	        ev = m["events"]
+	        print(len(ev), m.get("truncated"), ev[-1]["seq"], n)
+	        break
+	EOF
+	cat snap &&
+	read count truncated lastseq bytes <snap &&
+	test "$truncated" = True &&
+	test "$count" -gt 100 && test "$count" -lt 400 &&
+	test "$lastseq" -ge 400 &&
+	test "$bytes" -le 16777216 &&
+	holt ls | grep "^big " &&
+	! grep BUG "$HOLT_HOME/run/$HOLT_SOCKET.log"
+'
+
 test_done

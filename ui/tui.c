@@ -167,7 +167,11 @@ tui_send(struct tui *t, cJSON *m)
 
 	if (cJSON_GetObjectItem(m, "id") == NULL)
 		cJSON_AddNumberToObject(m, "id", ++t->next_id);
-	data = frame_encode(m, &len);
+	if ((data = frame_encode(m, &len)) == NULL) {
+		tui_flash(t, "too large to send (over %u bytes)", FRAME_MAX);
+		cJSON_Delete(m);
+		return;
+	}
 	buf_add(&t->out, data, len);
 	free(data);
 	cJSON_Delete(m);
@@ -394,6 +398,11 @@ tui_message(struct tui *t, cJSON *m)
 		evs = cJSON_GetObjectItem(m, "events");
 		cJSON_ArrayForEach(ev, evs)
 			tui_dispatch_event(t, ev, 0);
+		if (json_bool(m, "truncated", 0)) {
+			tui_flash(t, "older events not shown: holt log -t %s",
+			    t->session);
+			tui_flash_hold(t, 5000);
+		}
 	} else if (strcmp(type, "event") == 0) {
 		ev = cJSON_GetObjectItem(m, "event");
 		if (ev != NULL)
