@@ -334,21 +334,46 @@ eventlog_read_last(const char *name, size_t last, char **warning,
 	return eventlog_read_tail(name, last, 0, &truncated, warning, cause);
 }
 
+/* Lines (newlines) in the first n bytes of fd, read a chunk at a time. */
+static unsigned int
+lines_before(int fd, off_t n)
+{
+	char		 chunk[65536];
+	unsigned int	 lines = 0;
+	off_t		 at = 0;
+	ssize_t		 r, i;
+
+	while (at < n) {
+		r = pread(fd, chunk, (size_t)(n - at < (off_t)sizeof chunk ?
+		    n - at : (off_t)sizeof chunk), at);
+		if (r <= 0)
+			break;
+		for (i = 0; i < r; i++)
+			lines += chunk[i] == '\n';
+		at += r;
+	}
+	return lines;
+}
+
 cJSON *
 eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
     int *truncated, char **warning, char **cause)
 {
-	char		*dir, *path, *data, *line, *next, *p;
+	char		*dir, *path, *data = NULL, *line, *next, *start, *first;
 	size_t		 len, nl = 0, off;
-	unsigned int	 lineno = 0;
+	unsigned int	 lineno;
+	off_t		 base = 0;
+	struct stat	 st;
 	cJSON		*all, *ev;
+	int		 fd;
+	ssize_t		 r;
 
 	*warning = NULL;
 	*truncated = 0;
 	dir = session_dir(name);
 	path = paths_join(dir, "events.jsonl");
 	free(dir);
-	if ((data = file_read(path, &len, 0)) == NULL) {
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
 		if (errno == ENOENT) {
 			free(path);
 			return cJSON_CreateArray();
@@ -357,8 +382,38 @@ eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
 		free(path);
 		return NULL;
 	}
+	/*
+	 * With a bound in bytes only the log's tail is read, and the byte
+	 * before it (a line starts there if that byte ends a line): a long
+	 * session's log is never all in memory for an attach.
+	 */
+	if (fstat(fd, &st) != 0)
+		goto fail;
+	len = (size_t)st.st_size;
+	if (max_bytes != 0 && len > max_bytes + 1) {
+		base = st.st_size - (off_t)(max_bytes + 1);
+		len = max_bytes + 1;
+	}
+	data = xmalloc(len + 1);
+	for (off = 0; off < len; off += (size_t)r) {
+		r = pread(fd, data + off, len - off, base + (off_t)off);
+		if (r == -1 && errno == EINTR) {
+			r = 0;
+			continue;
+		}
+		if (r <= 0)
+			break;
+	}
+	if (off < len) {
+		if (off == 0 && len > 0)
+			goto fail;
+		len = off;	/* it shrank meanwhile: what is there */
+	}
+	data[len] = '\0';
+	/* In a tail, data[0] is the byte before the window. */
+	start = base != 0 ? data + 1 : data;
 	all = cJSON_CreateArray();
-	line = data;
+	line = start;
 	if ((last != 0 || max_bytes != 0) && len > 0) {
 		/*
 		 * Only the last lines are parsed: attach to a long log is
@@ -366,7 +421,7 @@ eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
 		 * both bounds hold.
 		 */
 		line = data + len;
-		for (off = len; off-- > 0; ) {
+		for (off = len; off-- > (size_t)(start - data); ) {
 			if (off != 0 && data[off - 1] != '\n')
 				continue;
 			if (max_bytes != 0 && len - off > max_bytes)
@@ -375,17 +430,17 @@ eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
 			if (last != 0 && ++nl >= last)
 				break;
 		}
-		*truncated = line != data;
-		if (line != data) {
-			for (p = data; p < line; p++)
-				lineno += *p == '\n';
-		}
+		*truncated = base != 0 || line != data;
 	}
+	/* Line numbers count from the first parsed; the rest when needed. */
+	first = line;
+	lineno = 0;
 	for (; line < data + len; line = next) {
 		lineno++;
 		if ((next = memchr(line, '\n', (size_t)(data + len - line))) == NULL) {
 			*warning = xprintf("%s:%u: dropped a torn last line",
-			    path, lineno);
+			    path, lineno + lines_before(fd, base +
+			    (off_t)(first - data)));
 			break;
 		}
 		*next++ = '\0';
@@ -396,17 +451,27 @@ eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
 		    json_str(ev, "type") == NULL) {
 			cJSON_Delete(ev);
 			*cause = xprintf("%s:%u: corrupt event log line", path,
-			    lineno);
+			    lineno + lines_before(fd, base + (off_t)(first -
+			    data)));
 			cJSON_Delete(all);
 			free(data);
 			free(path);
+			close(fd);
 			return NULL;
 		}
 		cJSON_AddItemToArray(all, ev);
 	}
 	free(data);
 	free(path);
+	close(fd);
 	return all;
+
+fail:
+	*cause = xprintf("%s: %s", path, strerror(errno));
+	free(data);
+	free(path);
+	close(fd);
+	return NULL;
 }
 
 int

@@ -13,7 +13,9 @@ make_repo() {
 		git config user.name tester &&
 		printf 'def add(a, b):\n    return a - b\n' >calc.py &&
 		printf 'hello\n' >README &&
-		printf 'import calc\nassert calc.add(2, 3) == 5, "add is wrong"\nprint("ok")\n' >test_calc.py &&
+		# No bytecode cache: an edit of the same size within the same
+		# second as the last run would be read from a stale one.
+		printf 'import sys\nsys.dont_write_bytecode = True\nimport calc\nassert calc.add(2, 3) == 5, "add is wrong"\nprint("ok")\n' >test_calc.py &&
 		git add . &&
 		git commit -q -m initial
 	)

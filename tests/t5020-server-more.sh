@@ -118,4 +118,32 @@ test_expect_success BWRAP,PYTHON 'attach to a log bigger than a frame' '
 	! grep BUG "$HOLT_HOME/run/$HOLT_SOCKET.log"
 '
 
+test_expect_success BWRAP,PYTHON 'a corrupt line in that tail is named by its number' '
+	log=$HOLT_HOME/data/sessions/big/events.jsonl &&
+	n=$(($(wc -l <"$log") - 4)) &&
+	sed -i "${n}s/.*/{not json/" "$log" &&
+	python3 - "$HOLT_HOME/run/$HOLT_SOCKET" >reply <<-\EOF &&
+	import json, socket, struct, sys
+	def frame(o):
+	    d = json.dumps(o).encode()
+	    return struct.pack(">I", len(d)) + d
+	s = socket.socket(socket.AF_UNIX)
+	s.connect(sys.argv[1])
+	s.sendall(frame({"type": "hello", "version": 1}) +
+	    frame({"type": "attach", "session": "big", "last": 2000}))
+	buf = b""
+	while True:
+	    while len(buf) < 4 or len(buf) < 4 + struct.unpack(">I", buf[:4])[0]:
+	        buf += s.recv(1 << 20)
+	    n = struct.unpack(">I", buf[:4])[0]
+	    m = json.loads(buf[4:4 + n])
+	    buf = buf[4 + n:]
+	    if m["type"] in ("snapshot", "error"):
+	        print(m["type"], m.get("message", ""))
+	        break
+	EOF
+	cat reply &&
+	grep "^error .*events.jsonl:$n: corrupt event log line" reply
+'
+
 test_done
