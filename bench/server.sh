@@ -1,7 +1,7 @@
 #!/bin/sh
 # The server: idle RSS (beside a tmux server's), holt ls with 50 sessions,
-# attach to a 10,000-event session (time to the complete snapshot), and
-# event fan-out to 3 clients.
+# attach to a 10,000-event session (time to the complete snapshot), event
+# fan-out to 3 clients, and holt ls under load (16 sessions x 3 clients).
 set -u
 B=${HOLT_BUILD_DIR:-.}
 S=${HOLT_SRC_DIR:-.}
@@ -120,4 +120,27 @@ ts = [threading.Thread(target=client) for _ in range(3)]
 total = sum(n for n, _ in res); el = max(t for _, t in res)
 print("fan-out: %d events to 3 clients in %.2f s = %d events/s delivered (budget 50,000/s)" % (total, el, total / el))
 PY
+# Under load: 16 sessions at once, 3 clients on each, every command
+# flooding output for 20 s; holt ls timed meanwhile (as t5030 does).
+cat >"$HOLT_HOME/flood.json" <<'EOF'
+{ "turns": [
+  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "timeout 20 yes holt-flood-line; echo END" } } ] },
+  { "text": "done", "tool_calls": [] } ] }
+EOF
+for i in $(seq 1 16); do
+	holt new -d -s load$i --mode trust --model "script:$HOLT_HOME/flood.json" \
+		flood >/dev/null
+	for j in 1 2 3; do
+		holt attach --lines -t load$i >/dev/null 2>&1 &
+	done
+done
+n=0
+while [ "$(holt ls | grep -c "^load.* working ")" -lt 16 ] && [ $n -lt 300 ]; do
+	sleep 0.1; n=$((n + 1))
+done
+sleep 1
+read a50 a90 amax c50 c90 cmax cnt <<EOF
+$(python3 "$S/tests/ls-under-load.py" "$B/holt" "$SOCK" 20)
+EOF
+echo "holt ls under load (16 sessions x 3 clients, output floods), $cnt samples: server's answer p50 $a50 / p90 $a90 / worst $amax ms (budget 100 ms); whole command p50 $c50 / p90 $c90 ms; server peak RSS $(awk '/^VmHWM/ { print $2 }' /proc/$spid/status) KB"
 for s in $(ls "$HOLT_HOME/data/sandboxes"); do holt sandbox rm "$s" >/dev/null 2>&1; done
