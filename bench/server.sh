@@ -142,5 +142,5 @@ sleep 1
 read a50 a90 amax c50 c90 cmax cnt <<EOF
 $(python3 "$S/tests/ls-under-load.py" "$B/holt" "$SOCK" 20)
 EOF
-echo "holt ls under load (16 sessions x 3 clients, output floods), $cnt samples: server's answer p50 $a50 / p90 $a90 / worst $amax ms (budget 100 ms); whole command p50 $c50 / p90 $c90 ms; server peak RSS $(awk '/^VmHWM/ { print $2 }' /proc/$spid/status) KB"
+echo "holt ls under load (16 sessions x 3 clients, output floods), $cnt samples: server's answer p50 $a50 / p90 $a90 / worst $amax ms (budget 100 ms); whole command p50 $c50 / p90 $c90 ms; server peak RSS $(awk '/^VmHWM/ { print $2 }' /proc/$(pgrep -f "holt -L $SOCK server -f" | head -n 1)/status) KB"
 for s in $(ls "$HOLT_HOME/data/sandboxes"); do holt sandbox rm "$s" >/dev/null 2>&1; done
