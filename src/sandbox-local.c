@@ -1035,7 +1035,12 @@ freezer_set(struct cgroups *cg, int frozen)
 	if (cg_write(cg->freezer, "freezer.state", frozen ? "FROZEN" :
 	    "THAWED") != 0)
 		return -1;
-	for (i = 0; i < 1000; i++) {
+	/*
+	 * v1 stays FREEZING while a task cannot be frozen yet (one being
+	 * forked, one in an uninterruptible wait): ask again now and then,
+	 * as its documentation says, for up to about 3 s.
+	 */
+	for (i = 0; i < 3000; i++) {
 		if ((state = cg_read(cg->freezer, "freezer.state")) == NULL)
 			return -1;
 		if (strncmp(state, frozen ? "FROZEN" : "THAWED", 6) == 0) {
@@ -1043,6 +1048,9 @@ freezer_set(struct cgroups *cg, int frozen)
 			return 0;
 		}
 		free(state);
+		if (i % 50 == 49 && cg_write(cg->freezer, "freezer.state",
+		    frozen ? "FROZEN" : "THAWED") != 0)
+			return -1;
 		sleep_ms(1);
 	}
 	return -1;

@@ -94,6 +94,21 @@ test_expect_success 'pause stops a counter; resume goes on from where it was' '
 	test "$v3" -gt "$v1" && test "$v3" -lt $((v1 + 40))
 '
 
+# A freezer (cgroup v1) stays FREEZING while a task is being forked: pause
+# asks again until all are frozen, rather than giving up.
+test_expect_success 'pause and resume, 40 times, while processes fork' '
+	holt sandbox service life create forker -- \
+		"while :; do sh -c true; echo x >/tmp/f; mv /tmp/f /tmp/g; done" &&
+	sleep 0.3 &&
+	i=0 &&
+	while [ $i -lt 40 ]; do
+		holt sandbox pause life &&
+		holt sandbox resume life || return 1
+		i=$((i + 1))
+	done &&
+	holt sandbox service life stop forker
+'
+
 test_expect_success 'stop: nothing is left, not even a setsid double-forked daemon' '
 	m=holt-t1001-daemon-$$ &&
 	holt sandbox exec life -- python3 -c "
