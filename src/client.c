@@ -95,16 +95,23 @@ client_start_server(char **cause)
 	return 0;
 }
 
-static int
-client_hello(int fd, char **cause)
+static cJSON *
+client_hello_new(void)
 {
-	cJSON	*req, *rep;
+	cJSON	*req = cJSON_CreateObject();
 
-	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "type", "hello");
 	cJSON_AddNumberToObject(req, "version", HOLT_PROTOCOL_VERSION);
 	cJSON_AddStringToObject(req, "client", "cli");
-	if ((rep = client_call(fd, req, cause)) == NULL)
+	return req;
+}
+
+static int
+client_hello(int fd, char **cause)
+{
+	cJSON	*rep;
+
+	if ((rep = client_call(fd, client_hello_new(), cause)) == NULL)
 		return -1;
 	cJSON_Delete(rep);
 	return 0;
@@ -264,29 +271,15 @@ static cJSON *
 client_hello_call(int fd, const cJSON *req, char **cause)
 {
 	cJSON	*hello, *rep;
-	char	*a, *b;
-	size_t	 alen, blen;
 	int	 r;
 
-	hello = cJSON_CreateObject();
-	cJSON_AddStringToObject(hello, "type", "hello");
-	cJSON_AddNumberToObject(hello, "version", HOLT_PROTOCOL_VERSION);
-	cJSON_AddStringToObject(hello, "client", "cli");
-	a = frame_encode(hello, &alen);
+	hello = client_hello_new();
+	r = frame_write2_fd(fd, hello, req);
 	cJSON_Delete(hello);
-	if ((b = frame_encode(req, &blen)) == NULL) {
-		*cause = xprintf("request too large (over %u bytes)",
-		    FRAME_MAX);
-		free(a);
-		return NULL;
-	}
-	a = xrealloc(a, alen + blen);
-	memcpy(a + alen, b, blen);
-	free(b);
-	r = file_write_all(fd, a, alen + blen);
-	free(a);
 	if (r != 0) {
-		*cause = xprintf("server: %s", strerror(errno));
+		*cause = errno == EMSGSIZE ? xprintf("request too large (over "
+		    "%u bytes)", FRAME_MAX) : xprintf("server: %s",
+		    strerror(errno));
 		return NULL;
 	}
 	if ((rep = client_reply(fd, cause)) == NULL)

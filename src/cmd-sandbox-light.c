@@ -336,25 +336,10 @@ send_frame(int fd, cJSON *obj)
 static int
 send_frames(int fd, cJSON *a, cJSON *b)
 {
-	char	*x, *y;
-	size_t	 xlen = 0, ylen;
-	int	 rc;
+	int	 rc = frame_write2_fd(fd, a, b);
 
-	if (a == NULL)
-		return send_frame(fd, b);
-	x = frame_encode(a, &xlen);
-	y = frame_encode(b, &ylen);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
-	if (y == NULL) {
-		free(x);
-		return -1;
-	}
-	x = xrealloc(x, xlen + ylen);
-	memcpy(x + xlen, y, ylen);
-	free(y);
-	rc = file_write_all(fd, x, xlen + ylen);
-	free(x);
 	return rc;
 }
 

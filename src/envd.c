@@ -480,54 +480,15 @@ proc_exited(struct proc *p, int status)
 	/* procs_trim() runs at the end of the loop: p may still be polled. */
 }
 
-/* One line of /proc/PID/stat: who a process is and where it hangs. */
-struct pinfo {
-	pid_t			 pid, ppid, pgid, sid;
-	unsigned long long	 start;		/* clock ticks since boot */
-};
-
-static int
-pinfo_read(pid_t pid, struct pinfo *pi)
-{
-	char			 path[64], data[1024], *p;
-	unsigned long long	 start;
-	long			 ppid, pgid, sid;
-	char			 st;
-	ssize_t			 r;
-	int			 fd;
-
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	r = read(fd, data, sizeof data - 1);
-	close(fd);
-	if (r <= 0)
-		return -1;
-	data[r] = '\0';
-	/* The name may hold anything, ')' too: fields follow the last. */
-	if ((p = strrchr(data, ')')) == NULL)
-		return -1;
-	if (sscanf(p + 2, "%c %ld %ld %ld %*d %*d %*u %*u %*u %*u %*u %*u "
-	    "%*u %*d %*d %*d %*d %*d %*d %llu", &st, &ppid, &pgid, &sid,
-	    &start) != 5)
-		return -1;
-	pi->pid = pid;
-	pi->ppid = (pid_t)ppid;
-	pi->pgid = (pid_t)pgid;
-	pi->sid = (pid_t)sid;
-	pi->start = start;
-	return 0;
-}
-
 /* Every process of the sandbox but envd, in *out; returns how many. */
 static size_t
-pinfo_all(struct pinfo **out)
+proc_stat_all(struct proc_stat **out)
 {
-	DIR		*d;
-	struct dirent	*de;
-	struct pinfo	*v = NULL, pi;
-	size_t		 n = 0, alloc = 0;
-	pid_t		 pid;
+	DIR			*d;
+	struct dirent		*de;
+	struct proc_stat	*v = NULL, pi;
+	size_t			 n = 0, alloc = 0;
+	pid_t			 pid;
 
 	*out = NULL;
 	if ((d = opendir("/proc")) == NULL)
@@ -536,7 +497,7 @@ pinfo_all(struct pinfo **out)
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
 		pid = (pid_t)atol(de->d_name);
-		if (pid == 1 || pid == getpid() || pinfo_read(pid, &pi) != 0)
+		if (pid == 1 || pid == getpid() || proc_stat_read(pid, &pi) != 0)
 			continue;
 		if (n == alloc) {
 			alloc = alloc == 0 ? 64 : alloc * 2;
@@ -558,12 +519,12 @@ pinfo_all(struct pinfo **out)
 static int
 kill_tree(pid_t root, int sig)
 {
-	struct pinfo	*v;
-	size_t		 n, i, j;
-	int		 hit = 0, depth, mine;
-	pid_t		 pp;
+	struct proc_stat	*v;
+	size_t			 n, i, j;
+	int			 hit = 0, depth, mine;
+	pid_t			 pp;
 
-	n = pinfo_all(&v);
+	n = proc_stat_all(&v);
 	for (i = 0; i < n; i++) {
 		mine = v[i].pid == root || v[i].sid == root ||
 		    v[i].pgid == root;
@@ -640,7 +601,7 @@ static void
 shim_report(int status)
 {
 	struct shim_report	 r;
-	struct pinfo		*v;
+	struct proc_stat	*v;
 	size_t			 n, i;
 	pid_t			 pid;
 	int			 st;
@@ -650,7 +611,7 @@ shim_report(int status)
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
 		;
 	if (pid == 0) {
-		n = pinfo_all(&v);
+		n = proc_stat_all(&v);
 		for (i = 0; i < n && r.nleft < SHIM_LEFT_MAX; i++) {
 			if (v[i].ppid != getpid())
 				continue;
@@ -681,12 +642,12 @@ static size_t	 nadopted;
 static void
 adopt(pid_t pid, unsigned long long start)
 {
-	struct pinfo	 pi;
-	size_t		 i, j;
+	struct proc_stat	 pi;
+	size_t			 i, j;
 
 	/* Forget the dead first: the list stays as long as what lives. */
 	for (i = j = 0; i < nadopted; i++) {
-		if (pinfo_read(adopted[i].pid, &pi) == 0 &&
+		if (proc_stat_read(adopted[i].pid, &pi) == 0 &&
 		    pi.start == adopted[i].start)
 			adopted[j++] = adopted[i];
 	}
@@ -736,13 +697,13 @@ status_take(struct proc *p, int *status)
 static void
 orphans_kill(unsigned long long since)
 {
-	struct pinfo	*v;
-	struct proc	*p;
-	struct service	*sv;
-	size_t		 n, i, k;
-	int		 ours;
+	struct proc_stat	*v;
+	struct proc		*p;
+	struct service		*sv;
+	size_t			 n, i, k;
+	int			 ours;
 
-	n = pinfo_all(&v);
+	n = proc_stat_all(&v);
 	for (i = 0; i < n; i++) {
 		if (v[i].ppid != getpid() || v[i].start < since)
 			continue;
@@ -768,12 +729,12 @@ orphans_kill(unsigned long long since)
 static unsigned long long
 boot_ticks(void)
 {
+	static long	 hz;
 	struct timespec	 ts;
-	long		 hz = sysconf(_SC_CLK_TCK);
 
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	if (hz <= 0)
+	if (hz == 0 && (hz = sysconf(_SC_CLK_TCK)) <= 0)
 		hz = 100;
+	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return (unsigned long long)ts.tv_sec * (unsigned long long)hz +
 	    (unsigned long long)ts.tv_nsec / (1000000000ULL / (unsigned long
 	    long)hz);

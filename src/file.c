@@ -211,3 +211,49 @@ file_set_nonblock(int fd)
 
 	return fl == -1 ? -1 : fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 }
+
+int
+file_write_str(const char *path, const char *text)
+{
+	int	 fd, rc;
+
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
+		return -1;
+	rc = file_write_all(fd, text, strlen(text));
+	close(fd);
+	return rc;
+}
+
+int
+proc_stat_read(pid_t pid, struct proc_stat *ps)
+{
+	char			 path[64], data[1024], *p;
+	unsigned long long	 start;
+	long			 ppid, pgid, sid;
+	char			 st;
+	ssize_t			 r;
+	int			 fd;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	r = read(fd, data, sizeof data - 1);
+	close(fd);
+	if (r <= 0)
+		return -1;
+	data[r] = '\0';
+	/* The name may hold anything, ')' too: fields follow the last. */
+	if ((p = strrchr(data, ')')) == NULL || p[1] == '\0')
+		return -1;
+	if (sscanf(p + 2, "%c %ld %ld %ld %*d %*d %*u %*u %*u %*u %*u %*u "
+	    "%*u %*d %*d %*d %*d %*d %*d %llu", &st, &ppid, &pgid, &sid,
+	    &start) != 5)
+		return -1;
+	ps->pid = pid;
+	ps->ppid = (pid_t)ppid;
+	ps->pgid = (pid_t)pgid;
+	ps->sid = (pid_t)sid;
+	ps->state = st;
+	ps->start = start;
+	return 0;
+}

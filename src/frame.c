@@ -115,6 +115,29 @@ frame_write_fd(int fd, const cJSON *obj)
 	return rc;
 }
 
+int
+frame_write2_fd(int fd, const cJSON *a, const cJSON *b)
+{
+	char	*x, *y;
+	size_t	 xlen, ylen;
+	int	 rc;
+
+	if (a == NULL)
+		return frame_write_fd(fd, b);
+	if ((x = frame_encode(a, &xlen)) == NULL)
+		return -1;
+	if ((y = frame_encode(b, &ylen)) == NULL) {
+		free(x);
+		return -1;
+	}
+	x = xrealloc(x, xlen + ylen);
+	memcpy(x + xlen, y, ylen);
+	free(y);
+	rc = file_write_all(fd, x, xlen + ylen);
+	free(x);
+	return rc;
+}
+
 static int
 read_full(int fd, void *p, size_t n)
 {

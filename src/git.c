@@ -2746,18 +2746,6 @@ struct git_jail_call {
 	int			 progress;	/* import: report progress */
 };
 
-static int
-jail_write_file(const char *path, const char *text)
-{
-	int	 fd, r;
-
-	if ((fd = open(path, O_WRONLY|O_CLOEXEC)) == -1)
-		return -1;
-	r = file_write_all(fd, text, strlen(text));
-	close(fd);
-	return r;
-}
-
 /* Set once the jail failed half-way: later children do not try. */
 static int	 git_jail_broken;
 
@@ -2782,14 +2770,14 @@ jail_unshare(const char *ws)
 	if (uid != 0 || stat(ws, &st) != 0 || st.st_uid == 0) {
 		if (unshare(CLONE_NEWUSER|CLONE_NEWNS) != 0)
 			return 1;
-		jail_write_file("/proc/self/setgroups", "deny");
+		file_write_str("/proc/self/setgroups", "deny");
 		snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)uid,
 		    (unsigned long)uid);
-		if (jail_write_file("/proc/self/uid_map", map) != 0)
+		if (file_write_str("/proc/self/uid_map", map) != 0)
 			return -1;
 		snprintf(map, sizeof map, "%lu %lu 1", (unsigned long)gid,
 		    (unsigned long)gid);
-		if (jail_write_file("/proc/self/gid_map", map) != 0)
+		if (file_write_str("/proc/self/gid_map", map) != 0)
 			return -1;
 		return 0;
 	}
@@ -2802,11 +2790,11 @@ jail_unshare(const char *ws)
 		snprintf(map, sizeof map, "0 0 1\n%lu %lu 1\n",
 		    (unsigned long)st.st_uid, (unsigned long)st.st_uid);
 		snprintf(path, sizeof path, "/proc/%ld/uid_map", (long)self);
-		ok = jail_write_file(path, map) == 0;
+		ok = file_write_str(path, map) == 0;
 		snprintf(map, sizeof map, "0 0 1\n%lu %lu 1\n",
 		    (unsigned long)st.st_gid, (unsigned long)st.st_gid);
 		snprintf(path, sizeof path, "/proc/%ld/gid_map", (long)self);
-		ok = ok && jail_write_file(path, map) == 0;
+		ok = ok && file_write_str(path, map) == 0;
 		_exit(ok ? 0 : 1);
 	}
 	close(sync[0]);

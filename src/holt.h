@@ -98,6 +98,8 @@ void	 frame_decoder_feed(struct frame_decoder *, const void *, size_t);
 int	 frame_decoder_next(struct frame_decoder *, cJSON **, char **cause);
 /* Blocking helpers for simple clients: 0 ok, -1 error (errno or *cause). */
 int	 frame_write_fd(int fd, const cJSON *);
+/* Two frames in one write (b may follow a, a may be NULL); -1 as above. */
+int	 frame_write2_fd(int fd, const cJSON *a, const cJSON *b);
 int	 frame_read_fd(int fd, cJSON **, char **cause);	/* 1 frame, 0 EOF, -1 error */
 
 /*
@@ -122,6 +124,16 @@ int	 file_rm_rf(const char *);
 int	 file_set_cloexec(int);
 int	 file_set_nonblock(int);
 int	 file_write_all(int fd, const void *, size_t);
+/* Text into an existing file (/proc, /sys: in one write); 0 or -1. */
+int	 file_write_str(const char *path, const char *text);
+
+/* One line of /proc/PID/stat: who a process is and where it hangs. */
+struct proc_stat {
+	pid_t			 pid, ppid, pgid, sid;
+	char			 state;
+	unsigned long long	 start;		/* clock ticks since boot */
+};
+int	 proc_stat_read(pid_t, struct proc_stat *);	/* -1: gone */
 uint64_t file_du(const char *path);	/* bytes used below path */
 
 /* json.c: small cJSON helpers. */

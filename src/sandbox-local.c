@@ -136,12 +136,9 @@ static int
 cg_write(const char *dir, const char *file, const char *value)
 {
 	char	*path = paths_join(dir, file);
-	int	 fd, rc = -1;
+	int	 rc;
 
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) != -1) {
-		rc = file_write_all(fd, value, strlen(value));
-		close(fd);
-	}
+	rc = file_write_str(path, value);
 	free(path);
 	return rc;
 }
@@ -156,17 +153,29 @@ cg_read(const char *dir, const char *file)
 	return data;
 }
 
-/* Make (or find) the sandbox's cgroup in one hierarchy. */
+/* Our own cgroup in one hierarchy, if we may make cgroups there. */
 static char *
-cg_make(const char *root, const char *ctrl, const char *id)
+cg_parent(const char *root, const char *ctrl)
 {
 	char	*own, *dir;
 
 	if (access(root, W_OK) != 0 || (own = cgroup_own(ctrl)) == NULL)
 		return NULL;
-	dir = xprintf("%s%s/holt-%s", root, strcmp(own, "/") == 0 ? "" : own,
-	    id);
+	dir = xprintf("%s%s", root, strcmp(own, "/") == 0 ? "" : own);
 	free(own);
+	return dir;
+}
+
+/* Make (or find) the sandbox's cgroup in one hierarchy. */
+static char *
+cg_make(const char *root, const char *ctrl, const char *id)
+{
+	char	*parent, *dir;
+
+	if ((parent = cg_parent(root, ctrl)) == NULL)
+		return NULL;
+	dir = xprintf("%s/holt-%s", parent, id);
+	free(parent);
 	if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
 		log_debug("cgroup %s: %s", dir, strerror(errno));
 		free(dir);
@@ -183,24 +192,17 @@ cg_make(const char *root, const char *ctrl, const char *id)
 int
 sandbox_pids_cgroup(void)
 {
-	const char	*v, *root, *ctrl;
-	char		*own, *dir;
+	const char	*v;
+	char		*dir;
 	int		 ok;
 
 	if ((v = getenv("HOLT_SANDBOX_CGROUPS")) != NULL && strcmp(v, "0") == 0)
 		return 0;
-	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
-		root = "/sys/fs/cgroup";
-		ctrl = "";
-	} else {
-		root = "/sys/fs/cgroup/pids";
-		ctrl = "pids";
-	}
-	if (access(root, W_OK) != 0 || (own = cgroup_own(ctrl)) == NULL)
-		return 0;
-	dir = xprintf("%s%s", root, strcmp(own, "/") == 0 ? "" : own);
-	ok = access(dir, W_OK) == 0;
-	free(own);
+	if (access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0)
+		dir = cg_parent("/sys/fs/cgroup", "");
+	else
+		dir = cg_parent("/sys/fs/cgroup/pids", "pids");
+	ok = dir != NULL && access(dir, W_OK) == 0;
 	free(dir);
 	return ok;
 }
@@ -253,19 +255,6 @@ sandbox_uid_pick(const char *id)
  * (root may map any uid) and keep a descriptor of its namespace.
  */
 static int
-proc_write(const char *path, const char *text)
-{
-	int	 fd, rc = -1;
-
-	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) == -1)
-		return -1;
-	if (write(fd, text, strlen(text)) == (ssize_t)strlen(text))
-		rc = 0;
-	close(fd);
-	return rc;
-}
-
-static int
 userns_make(uid_t uid, char **cause)
 {
 	int	 ready[2], hold[2], fd = -1;
@@ -302,12 +291,12 @@ userns_make(uid_t uid, char **cause)
 	 */
 	snprintf(map, sizeof map, "0 0 1\n1000 %lu 1\n", (unsigned long)uid);
 	snprintf(path, sizeof path, "/proc/%ld/uid_map", (long)pid);
-	if (proc_write(path, map) != 0) {
+	if (file_write_str(path, map) != 0) {
 		*cause = xprintf("%s: %s", path, strerror(errno));
 		goto out;
 	}
 	snprintf(path, sizeof path, "/proc/%ld/gid_map", (long)pid);
-	if (proc_write(path, map) != 0) {
+	if (file_write_str(path, map) != 0) {
 		*cause = xprintf("%s: %s", path, strerror(errno));
 		goto out;
 	}

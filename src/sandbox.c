@@ -389,29 +389,12 @@ sandbox_socket_alive(struct sandbox *sb)
 int
 sandbox_proc_stat(pid_t pid, char *state, unsigned long long *start)
 {
-	char	 path[64], data[1024], *p;
-	int	 fd, i;
-	ssize_t	 n;
+	struct proc_stat	 ps;
 
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+	if (proc_stat_read(pid, &ps) != 0)
 		return -1;
-	n = read(fd, data, sizeof data - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	data[n] = '\0';
-	if ((p = strrchr(data, ')')) == NULL || p[1] == '\0')
-		return -1;
-	p += 2;
-	*state = *p;
-	for (i = 0; i < 19 && p != NULL; i++) {
-		if ((p = strchr(p, ' ')) != NULL)
-			p++;
-	}
-	if (p == NULL)
-		return -1;
-	*start = strtoull(p, NULL, 10);
+	*state = ps.state;
+	*start = ps.start;
 	return 0;
 }
 
