@@ -7,10 +7,29 @@
 #	git_ws NAME			the session's workspace
 #	git_base NAME			its base commit
 #	git_tool ARGS			tests/git-tool (git.h calls)
+#	stall_server FILE SECONDS	a loopback server that accepts and
+#					never answers, for SECONDS; its port
+#					in FILE, its pid in $stallpid
 
 GIT_TOOL=${GIT_TOOL:-$HOLT_BUILD_DIR/tests/git-tool}
 git_tool() {
 	"$GIT_TOOL" "$@"
+}
+
+stall_server() {
+	python3 -c "
+import socket, sys
+s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(5)
+print(s.getsockname()[1]); sys.stdout.flush()
+s.settimeout($2)
+conns = []
+try:
+    while True:
+        c, _ = s.accept(); conns.append(c)
+except Exception:
+    pass
+" >"$1" &
+	stallpid=$!
 }
 
 # Plain git for the fixtures; never the user's configuration.

@@ -108,6 +108,12 @@ test_expect_failure() {
 	fi
 }
 
+# test_set_prereq NAME: a script's own prerequisite (HTTPD, SCREEN...) holds.
+test_prereqs=" "
+test_set_prereq() {
+	test_prereqs="$test_prereqs$1 "
+}
+
 test_have_prereq() {
 	case "$1" in
 	*,*)
@@ -120,7 +126,7 @@ test_have_prereq() {
 	ROOT) [ "$(id -u)" = 0 ] ;;
 	PYTHON) command -v python3 >/dev/null ;;
 	SYSPYTHON) test -x /usr/bin/python3 ;;
-	*) return 1 ;;
+	*) case "$test_prereqs" in *" $1 "*) return 0 ;; esac; return 1 ;;
 	esac
 }
 

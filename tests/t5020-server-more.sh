@@ -65,6 +65,36 @@ test_expect_success BWRAP 'log -f follows the log as it grows' '
 	test $(grep -c "session fol created" follow) = 1
 '
 
+# attach.py SOCKET SESSION: attach for the last 2000 events; print
+# "snapshot COUNT TRUNCATED LAST-SEQ FRAME-BYTES" or "error MESSAGE".
+cat >attach.py <<\EOF
+import json, socket, struct, sys
+def frame(o):
+    d = json.dumps(o).encode()
+    return struct.pack(">I", len(d)) + d
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+s.sendall(frame({"type": "hello", "version": 1}) +
+    frame({"type": "attach", "session": sys.argv[2], "last": 2000}))
+buf = b""
+while True:
+    while len(buf) < 4 or len(buf) < 4 + struct.unpack(">I", buf[:4])[0]:
+        d = s.recv(1 << 20)
+        if not d:
+            sys.exit("closed")
+        buf += d
+    n = struct.unpack(">I", buf[:4])[0]
+    m = json.loads(buf[4:4 + n])
+    buf = buf[4 + n:]
+    if m["type"] == "snapshot":
+        ev = m["events"]
+        print("snapshot", len(ev), m.get("truncated"), ev[-1]["seq"], n)
+        break
+    if m["type"] == "error":
+        print("error", m.get("message", ""))
+        break
+EOF
+
 # A long session with big outputs: its last 2000 events are more than a
 # frame holds. The snapshot keeps the newest that fit, says it left some
 # out, and the server lives on.
@@ -84,32 +114,10 @@ test_expect_success BWRAP,PYTHON 'attach to a log bigger than a frame' '
 	            "stream": "stdout", "data": "x" * 65000}) + "\n")
 	EOF
 	holt ls >/dev/null &&
-	python3 - "$HOLT_HOME/run/$HOLT_SOCKET" >snap <<-\EOF &&
-	import json, socket, struct, sys
-	def frame(o):
-	    d = json.dumps(o).encode()
-	    return struct.pack(">I", len(d)) + d
-	s = socket.socket(socket.AF_UNIX)
-	s.connect(sys.argv[1])
-	s.sendall(frame({"type": "hello", "version": 1}) +
-	    frame({"type": "attach", "session": "big", "last": 2000}))
-	buf = b""
-	while True:
-	    while len(buf) < 4 or len(buf) < 4 + struct.unpack(">I", buf[:4])[0]:
-	        d = s.recv(1 << 20)
-	        if not d:
-	            sys.exit("closed")
-	        buf += d
-	    n = struct.unpack(">I", buf[:4])[0]
-	    m = json.loads(buf[4:4 + n])
-	    buf = buf[4 + n:]
-	    if m["type"] == "snapshot":
-	        ev = m["events"]
-	        print(len(ev), m.get("truncated"), ev[-1]["seq"], n)
-	        break
-	EOF
+	python3 attach.py "$HOLT_HOME/run/$HOLT_SOCKET" big >snap &&
 	cat snap &&
-	read count truncated lastseq bytes <snap &&
+	read type count truncated lastseq bytes <snap &&
+	test "$type" = snapshot &&
 	test "$truncated" = True &&
 	test "$count" -gt 100 && test "$count" -lt 400 &&
 	test "$lastseq" -ge 400 &&
@@ -122,26 +130,7 @@ test_expect_success BWRAP,PYTHON 'a corrupt line in that tail is named by its nu
 	log=$HOLT_HOME/data/sessions/big/events.jsonl &&
 	n=$(($(wc -l <"$log") - 4)) &&
 	sed -i "${n}s/.*/{not json/" "$log" &&
-	python3 - "$HOLT_HOME/run/$HOLT_SOCKET" >reply <<-\EOF &&
-	import json, socket, struct, sys
-	def frame(o):
-	    d = json.dumps(o).encode()
-	    return struct.pack(">I", len(d)) + d
-	s = socket.socket(socket.AF_UNIX)
-	s.connect(sys.argv[1])
-	s.sendall(frame({"type": "hello", "version": 1}) +
-	    frame({"type": "attach", "session": "big", "last": 2000}))
-	buf = b""
-	while True:
-	    while len(buf) < 4 or len(buf) < 4 + struct.unpack(">I", buf[:4])[0]:
-	        buf += s.recv(1 << 20)
-	    n = struct.unpack(">I", buf[:4])[0]
-	    m = json.loads(buf[4:4 + n])
-	    buf = buf[4 + n:]
-	    if m["type"] in ("snapshot", "error"):
-	        print(m["type"], m.get("message", ""))
-	        break
-	EOF
+	python3 attach.py "$HOLT_HOME/run/$HOLT_SOCKET" big >reply &&
 	cat reply &&
 	grep "^error .*events.jsonl:$n: corrupt event log line" reply
 '

@@ -44,24 +44,8 @@ test_expect_success TMUX 'setup: a workspace and a session' '
 	echo "{}" >"$HOLT_HOME/data/sessions/s/session.json"
 '
 
-# Besides lib.sh's: SCREEN (GNU screen is there), SSHD (see below).
-test_have_prereq() {
-	case "$1" in
-	*,*)
-		for _p in $(echo "$1" | tr , " "); do
-			test_have_prereq "$_p" || return 1
-		done
-		return 0 ;;
-	SCREEN) test -n "${test_have_screen:-}" ;;
-	SSHD) test -n "${test_have_sshd:-}" ;;
-	TMUX) command -v tmux >/dev/null ;;
-	PYTHON) command -v python3 >/dev/null ;;
-	*) return 1 ;;
-	esac
-}
-
 if command -v screen >/dev/null; then
-	test_have_screen=SCREEN
+	test_set_prereq SCREEN
 else
 	say "skip GNU screen: the screen package is not installed"
 fi
@@ -107,7 +91,7 @@ if [ "$(id -u)" != 0 ]; then
 elif ! test -x /usr/sbin/sshd || ! command -v ssh >/dev/null; then
 	say "skip ssh: sshd or ssh is not installed (openssh-server, openssh-client)"
 else
-	test_have_sshd=SSHD
+	test_set_prereq SSHD
 fi
 
 test_expect_success TMUX,SSHD 'setup: a loopback sshd' '

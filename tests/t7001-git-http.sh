@@ -10,18 +10,10 @@
 
 TOKEN=tok_$(date +%s)_Zq7xW
 if command -v lighttpd >/dev/null 2>&1 && [ -x "$(git --exec-path)/git-http-backend" ]; then
-	HAVE_HTTPD=1
+	test_set_prereq HTTPD
 else
-	HAVE_HTTPD=
 	say "lighttpd or git-http-backend missing: the HTTP tests are skipped"
 fi
-test_have_prereq() {
-	case "$1" in
-	HTTPD) [ -n "$HAVE_HTTPD" ] ;;
-	*) return 1 ;;
-	esac
-}
-
 test_expect_success HTTPD 'setup: a repository served over smart HTTP' '
 	git init -q -b main work &&
 	(
@@ -198,19 +190,7 @@ except Exception:
 '
 
 test_expect_success HTTPD 'a shallow clone that stalls times out, and nothing of it is left' '
-	{ python3 -c "
-import socket, sys
-s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(5)
-print(s.getsockname()[1]); sys.stdout.flush()
-s.settimeout(20)
-conns = []
-try:
-    while True:
-        c, _ = s.accept(); conns.append(c)
-except Exception:
-    pass
-" >stalldport & } &&
-	stallpid=$! &&
+	stall_server stalldport 20 &&
 	test_wait_for 50 "test -s stalldport" &&
 	start=$(date +%s) &&
 	HOLT_GIT_TIMEOUT=2 HOLT_GIT_TOKEN=$TOKEN test_must_fail git_tool import \
@@ -399,19 +379,7 @@ test_expect_success HTTPD 'the git server down: a clear error, the commit kept' 
 '
 
 test_expect_success HTTPD 'a server that never answers: push and clone time out' '
-	{ python3 -c "
-import socket, sys, time
-s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(5)
-print(s.getsockname()[1]); sys.stdout.flush()
-s.settimeout(20)
-conns = []
-try:
-    while True:
-        c, _ = s.accept(); conns.append(c)
-except Exception:
-    pass
-" >stallport & } &&
-	stallpid=$! &&
+	stall_server stallport 20 &&
 	test_wait_for 50 "test -s stallport" &&
 	HOLT_GIT_TOKEN=$TOKEN git_session s3 "$URL" main &&
 	sed -i "s|127.0.0.1:$PORT|127.0.0.1:$(cat stallport)|" "$HOLT_HOME/data/sessions/s3/session.json" &&

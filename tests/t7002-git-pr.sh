@@ -30,14 +30,9 @@ elif [ ! -f "$SPEC" ]; then
 fi
 if [ -n "$why" ]; then
 	say "SKIP: $why"
+else
+	test_set_prereq STUB
 fi
-test_have_prereq() {
-	case "$1" in
-	STUB) [ -z "$why" ] ;;
-	*) return 1 ;;
-	esac
-}
-
 # start_stub NAME TOKEN: a stand-in in the background; its port in NAME.port.
 start_stub() {
 	node "$TEST_DIRECTORY/github-stub/stub.js" --spec "$SPEC" --token "$2" \

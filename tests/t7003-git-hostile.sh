@@ -8,18 +8,10 @@
 . "$TEST_DIRECTORY/git-lib.sh"
 
 if command -v strace >/dev/null 2>&1 && strace -o /dev/null true 2>/dev/null; then
-	HAVE_STRACE=1
+	test_set_prereq STRACE
 else
-	HAVE_STRACE=
 	say "strace is missing or not allowed: the file-access traces are skipped"
 fi
-test_have_prereq() {
-	case "$1" in
-	STRACE) [ -n "$HAVE_STRACE" ] ;;
-	*) return 1 ;;
-	esac
-}
-
 M=$TRASH_DIRECTORY/markers
 SECRET=HOST-SECRET-4b1d
 # Files holt must not touch. A command run by any trick leaves a marker.

@@ -10,13 +10,11 @@ why=
 for p in "$SSHD" ssh-agent ssh-add ssh-keygen; do
 	command -v "$p" >/dev/null 2>&1 || why="$p is missing"
 done
-test_have_prereq() {
-	case "$1" in
-	SSHD) [ -z "$why" ] ;;
-	*) return 1 ;;
-	esac
-}
-[ -z "$why" ] || say "SKIP: $why"
+if [ -n "$why" ]; then
+	say "SKIP: $why"
+else
+	test_set_prereq SSHD
+fi
 ME=$(id -un)
 
 test_expect_success SSHD 'setup: sshd on loopback, an agent with the key' '

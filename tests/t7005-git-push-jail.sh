@@ -12,35 +12,20 @@
 TOKEN=tok_$(date +%s)_jail9Q
 SECRET=HOST-SECRET-7c3e
 if command -v lighttpd >/dev/null 2>&1 && [ -x "$(git --exec-path)/git-http-backend" ]; then
-	HAVE_HTTPD=1
+	test_set_prereq HTTPD
 else
-	HAVE_HTTPD=
 	say "lighttpd or git-http-backend missing: the push tests are skipped"
 fi
 if command -v strace >/dev/null 2>&1 && strace -o /dev/null true 2>/dev/null; then
-	HAVE_STRACE=1
+	test_set_prereq STRACE
 else
-	HAVE_STRACE=
 	say "strace is missing or not allowed: the file-access trace is skipped"
 fi
 if unshare -Urm true 2>/dev/null; then
-	HAVE_USERNS=1
+	test_set_prereq USERNS
 else
-	HAVE_USERNS=
 	say "no user namespaces here: the push runs unconfined, jail tests skipped"
 fi
-test_have_prereq() {
-	case "$1" in
-	HTTPD) [ -n "$HAVE_HTTPD" ] ;;
-	HTTPD,USERNS) [ -n "$HAVE_HTTPD" ] && [ -n "$HAVE_USERNS" ] ;;
-	HTTPD,USERNS,STRACE) [ -n "$HAVE_HTTPD" ] && [ -n "$HAVE_USERNS" ] &&
-		[ -n "$HAVE_STRACE" ] ;;
-	USERNS) [ -n "$HAVE_USERNS" ] ;;
-	USERNS,STRACE) [ -n "$HAVE_USERNS" ] && [ -n "$HAVE_STRACE" ] ;;
-	*) return 1 ;;
-	esac
-}
-
 # The processes under pid $1, deepest first (the push child is a leaf).
 descendants() {
 	python3 - "$1" <<-\EOF
@@ -100,19 +85,7 @@ test_expect_success HTTPD 'holt pr pushes from the jail, with no warning' '
 '
 
 test_expect_success HTTPD,USERNS 'a running push sees the workspace and the system only; its environment holds no token' '
-	{ python3 -c "
-import socket, sys
-s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(5)
-print(s.getsockname()[1]); sys.stdout.flush()
-s.settimeout(30)
-conns = []
-try:
-    while True:
-        c, _ = s.accept(); conns.append(c)
-except Exception:
-    pass
-" >stallport & } &&
-	stallpid=$! &&
+	stall_server stallport 30 &&
 	test_wait_for 50 "test -s stallport" &&
 	HOLT_GIT_TOKEN=$TOKEN git_session s2 "$URL" main &&
 	sed -i "s|127.0.0.1:$PORT|127.0.0.1:$(cat stallport)|" \
