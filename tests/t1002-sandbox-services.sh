@@ -122,7 +122,7 @@ test_expect_success 'services come back after stop/start, stopped ones do not' '
 	holt sandbox start svc &&
 	test_wait_for 50 "holt sandbox service svc ls | grep \"^web  *running\"" &&
 	holt sandbox service svc ls | grep "^crash  *stopped" &&
-	$HOLT sandbox forward svc $port 0 >fwd3 2>/dev/null &
+	{ $HOLT sandbox forward svc $port 0 >fwd3 2>/dev/null & } &&
 	fpid=$! &&
 	test_wait_for 50 "test -s fwd3" &&
 	test_wait_for 50 "http_get $(head -n 1 fwd3) index.txt" &&

@@ -110,7 +110,7 @@ test_expect_success PYTHON 'no turn left is a 400' '
 
 test_expect_success PYTHON 'the mock exits by itself when idle' '
 	write_script s.json "{\"text\":\"a\"}" &&
-	"$TEST_DIRECTORY/mock-llm" --script s.json --idle-exit 1 >port 2>err &
+	{ "$TEST_DIRECTORY/mock-llm" --script s.json --idle-exit 1 >port 2>err & } &&
 	pid=$! &&
 	test_wait_for 50 "test -s port" &&
 	test_wait_for 40 "! kill -0 $pid" &&
