@@ -137,6 +137,9 @@ static struct watch	*watches;
 static int		 paused;
 static uint64_t		 paused_at;
 static int		 shutting_down;
+static pid_t		 zygote_pid = -1;	/* the next shim, waiting */
+static int		 zygote_fd = -1;
+static uint64_t		 zygote_retry_ms;	/* after a failed fork */
 
 /* clients ------------------------------------------------------------- */
 
@@ -707,7 +710,7 @@ orphans_kill(unsigned long long since)
 	for (i = 0; i < n; i++) {
 		if (v[i].ppid != getpid() || v[i].start < since)
 			continue;
-		ours = 0;
+		ours = v[i].pid == zygote_pid;
 		for (p = procs; p != NULL && !ours; p = p->next)
 			ours = !p->reaped && p->pid == v[i].pid;
 		for (sv = services; sv != NULL && !ours; sv = sv->next)
@@ -862,6 +865,215 @@ argv_free(char **argv)
 	free(argv);
 }
 
+/*
+ * The zygote: a shim forked ahead of time, waiting on a socket for its
+ * command. A fork of envd costs more than a short command takes to run
+ * (copying the page tables of a few MB: about 0.4 ms on a small VM), so it
+ * is done between requests, off the path of the next exec. The request
+ * comes as one SOCK_SEQPACKET message (all of it or nothing) with the
+ * command's stdio and report pipe attached. A request that does not fit
+ * (ZYGOTE_MSG_MAX), a zygote that is gone (anyone in the sandbox may kill
+ * it) or a paused sandbox: the shim is forked at the time, as before.
+ */
+#define ZYGOTE_MSG_MAX	(64 * 1024)
+#define ZYGOTE_NFDS	4		/* stdin, stdout, stderr, report */
+
+struct zygote_hdr {
+	uint32_t	 pty;
+	uint32_t	 argc;
+	uint32_t	 envc;
+};
+
+/* One request's message: the bytes and the descriptors attached. */
+struct zygote_msg {
+	struct msghdr	 mh;
+	struct iovec	 iov;
+	union {
+		struct cmsghdr	 h;
+		char		 b[CMSG_SPACE(ZYGOTE_NFDS * sizeof(int))];
+	}		 cm;
+};
+
+static void
+zygote_msg_init(struct zygote_msg *zm, void *data, size_t len)
+{
+	memset(zm, 0, sizeof *zm);
+	zm->iov.iov_base = data;
+	zm->iov.iov_len = len;
+	zm->mh.msg_iov = &zm->iov;
+	zm->mh.msg_iovlen = 1;
+	zm->mh.msg_control = zm->cm.b;
+	zm->mh.msg_controllen = sizeof zm->cm.b;
+}
+
+/* The next NUL-terminated string of a request, or the zygote gives up. */
+static char *
+zygote_str(char **s, char *end)
+{
+	char	*r = *s, *z;
+
+	if (r >= end || (z = memchr(r, '\0', (size_t)(end - r))) == NULL)
+		_exit(126);
+	*s = z + 1;
+	return r;
+}
+
+/* In the zygote: wait for a request on fd 3, then become its shim. */
+static void
+zygote_child(int ctl)
+{
+	static char		 msg[ZYGOTE_MSG_MAX + 1];
+	struct zygote_msg	 zm;
+	struct zygote_hdr	 h;
+	struct cmsghdr		*ch;
+	char			*s, *end, *cwd, **argv, *k;
+	int			 fds[ZYGOTE_NFDS], i, null;
+	ssize_t			 n;
+	uint32_t		 j;
+
+	child_setup_common();
+	prctl(PR_SET_NAME, "holt-shim");
+	if (ctl != 3 && dup2(ctl, 3) == -1)
+		_exit(126);
+	/* 0 to 2 held open, so what arrives lands above 3. */
+	if ((null = open("/dev/null", O_RDWR)) != -1) {
+		for (i = 0; i < 3; i++)
+			if (null != i)
+				dup2(null, i);
+	}
+	close_range(4, ~0U, 0);
+
+	zygote_msg_init(&zm, msg, ZYGOTE_MSG_MAX);
+	do
+		n = recvmsg(3, &zm.mh, MSG_CMSG_CLOEXEC);
+	while (n == -1 && errno == EINTR);
+	if (n <= 0)
+		_exit(0);	/* envd let it go */
+	ch = CMSG_FIRSTHDR(&zm.mh);
+	if ((zm.mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 || ch == NULL ||
+	    ch->cmsg_level != SOL_SOCKET || ch->cmsg_type != SCM_RIGHTS ||
+	    ch->cmsg_len != CMSG_LEN(sizeof fds) ||
+	    (size_t)n < sizeof h)
+		_exit(126);
+	memcpy(fds, CMSG_DATA(ch), sizeof fds);
+	memcpy(&h, msg, sizeof h);
+	s = msg + sizeof h;
+	end = msg + n;
+	if (h.argc == 0 || h.argc > ZYGOTE_MSG_MAX || h.envc > ZYGOTE_MSG_MAX)
+		_exit(126);
+	cwd = zygote_str(&s, end);
+	argv = xcalloc((size_t)h.argc + 1, sizeof *argv);
+	for (j = 0; j < h.argc; j++)
+		argv[j] = zygote_str(&s, end);
+
+	setsid();
+	for (i = 0; i < ZYGOTE_NFDS; i++) {
+		if (dup2(fds[i], i) == -1)	/* 3: the socket goes */
+			_exit(126);
+	}
+	if (h.pty)
+		ioctl(0, TIOCSCTTY, 0);
+	close_range(ZYGOTE_NFDS, ~0U, 0);
+	for (j = 0; j < h.envc; j++) {
+		k = zygote_str(&s, end);
+		setenv(k, zygote_str(&s, end), 1);
+	}
+	shim(argv, cwd);
+}
+
+/* Fork the next zygote, when there is none. */
+static void
+zygote_make(void)
+{
+	int	 sv[2];
+	pid_t	 pid;
+
+	if (zygote_pid != -1 || paused || shutting_down ||
+	    mono_ms() < zygote_retry_ms)
+		return;
+	/* Out of pids or memory: try again later, not every loop. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+		zygote_retry_ms = mono_ms() + 100;
+		return;
+	}
+	if ((pid = fork()) == -1) {
+		close(sv[0]);
+		close(sv[1]);
+		zygote_retry_ms = mono_ms() + 100;
+		return;
+	}
+	if (pid == 0)
+		zygote_child(sv[1]);
+	close(sv[1]);
+	zygote_pid = pid;
+	zygote_fd = sv[0];
+}
+
+/* It is gone or taken: forget it (reap() collects a dead one). */
+static void
+zygote_forget(void)
+{
+	if (zygote_fd != -1)
+		close(zygote_fd);
+	zygote_fd = -1;
+	zygote_pid = -1;
+}
+
+/*
+ * Hand a command to the zygote: its pid, now the command's shim, or -1
+ * when it can't be (then fork as before).
+ */
+static pid_t
+zygote_take(char **argv, const char *cwd, const cJSON *env, int pty,
+    const int fds[ZYGOTE_NFDS])
+{
+	struct zygote_msg	 zm;
+	struct zygote_hdr	 h;
+	struct cmsghdr		*ch;
+	struct buf		 b;
+	const cJSON		*e;
+	pid_t			 pid = -1;
+	size_t			 i;
+
+	if (zygote_pid == -1 || paused)
+		return -1;
+	memset(&h, 0, sizeof h);
+	h.pty = (uint32_t)pty;
+	buf_init(&b);
+	buf_add(&b, &h, sizeof h);
+	buf_add(&b, cwd, strlen(cwd) + 1);
+	for (i = 0; argv[i] != NULL; i++)
+		buf_add(&b, argv[i], strlen(argv[i]) + 1);
+	h.argc = (uint32_t)i;
+	cJSON_ArrayForEach(e, env) {
+		if (!cJSON_IsString(e) || e->string == NULL)
+			continue;
+		buf_add(&b, e->string, strlen(e->string) + 1);
+		buf_add(&b, e->valuestring, strlen(e->valuestring) + 1);
+		h.envc++;
+	}
+	if (b.len > ZYGOTE_MSG_MAX) {
+		buf_release(&b);
+		return -1;
+	}
+	memcpy(b.data, &h, sizeof h);
+
+	zygote_msg_init(&zm, b.data, b.len);
+	ch = CMSG_FIRSTHDR(&zm.mh);
+	ch->cmsg_level = SOL_SOCKET;
+	ch->cmsg_type = SCM_RIGHTS;
+	ch->cmsg_len = CMSG_LEN(ZYGOTE_NFDS * sizeof(int));
+	memcpy(CMSG_DATA(ch), fds, ZYGOTE_NFDS * sizeof(int));
+	if (sendmsg(zygote_fd, &zm.mh, MSG_DONTWAIT | MSG_NOSIGNAL) ==
+	    (ssize_t)b.len)
+		pid = zygote_pid;
+	else
+		kill(zygote_pid, SIGKILL);
+	buf_release(&b);
+	zygote_forget();
+	return pid;
+}
+
 static struct proc *
 proc_spawn(const cJSON *req, char **cause)
 {
@@ -871,7 +1083,7 @@ proc_spawn(const cJSON *req, char **cause)
 	    "pty"), *in = cJSON_GetObjectItemCaseSensitive(req, "stdin");
 	struct proc	 *p;
 	int		  o[2] = { -1, -1 }, er[2] = { -1, -1 }, i[2] = { -1, -1 };
-	int		  sp[2];
+	int		  sp[2], zfds[ZYGOTE_NFDS];
 	int		  master = -1, slave = -1;
 	struct stat	  st;
 	struct winsize	  ws;
@@ -923,7 +1135,14 @@ proc_spawn(const cJSON *req, char **cause)
 		fatal("pipe2");
 	since = boot_ticks();
 	since = since > 0 ? since - 1 : 0;	/* the kernel's rounding */
-	if ((pid = fork()) == -1) {
+	zfds[0] = master != -1 ? slave : i[0];
+	zfds[1] = master != -1 ? slave : o[1];
+	zfds[2] = master != -1 ? slave : er[1];
+	zfds[3] = sp[1];
+	env = cJSON_GetObjectItemCaseSensitive(req, "env");
+	if ((pid = zygote_take(argv, cwd, env, master != -1, zfds)) != -1)
+		;	/* the zygote has it */
+	else if ((pid = fork()) == -1) {
 		*cause = xprintf("fork: %s", strerror(errno));
 		close(sp[0]);
 		close(sp[1]);
@@ -931,7 +1150,7 @@ proc_spawn(const cJSON *req, char **cause)
 		argv_free(argv);
 		return NULL;
 	}
-	if (pid == 0) {
+	else if (pid == 0) {
 		child_setup_common();
 		setsid();
 		if (master != -1) {
@@ -950,7 +1169,6 @@ proc_spawn(const cJSON *req, char **cause)
 		else if (dup2(sp[1], 3) == -1)
 			_exit(126);
 		close_range(4, ~0U, 0);
-		env = cJSON_GetObjectItemCaseSensitive(req, "env");
 		cJSON_ArrayForEach(e, env) {
 			if (cJSON_IsString(e) && e->string != NULL)
 				setenv(e->string, e->valuestring, 1);
@@ -2041,6 +2259,10 @@ reap(void)
 	while (read(sig_fd, &si, sizeof si) == (ssize_t)sizeof si)
 		;
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (pid == zygote_pid) {	/* killed while it waited */
+			zygote_forget();
+			continue;
+		}
 		if ((p = proc_find(pid)) != NULL && !p->reaped) {
 			p->reaped = 1;
 			if (!p->exited)
@@ -2057,6 +2279,13 @@ reap(void)
 			break;
 		}
 		/* Anything else is an orphan we inherited: reaped, done. */
+	}
+	/* A waiting shim stopped (by anyone): replaced, not handed work. */
+	if (zygote_pid != -1 && waitpid(zygote_pid, &status, WNOHANG |
+	    WUNTRACED) == zygote_pid) {
+		if (WIFSTOPPED(status))
+			kill(zygote_pid, SIGKILL);	/* reaped above, later */
+		zygote_forget();
 	}
 }
 
@@ -2196,6 +2425,9 @@ loop(void)
 			all_signal(SIGKILL);
 			exit(0);
 		}
+
+		/* The next exec's shim, forked while nothing waits. */
+		zygote_make();
 
 		n = 0;
 		ADD(sig_fd, POLLIN, K_SIG, NULL);

@@ -135,6 +135,19 @@ test_cmp() {
 }
 
 # test_expect_code CODE command...: the command exits with CODE.
+# test_line_count OP N FILE: FILE has (OP: = -lt -ge...) N lines.
+test_line_count() {
+	if test $# != 3; then
+		echo "bug: test_line_count OP N FILE" >&2
+		return 1
+	fi
+	if ! test "$(wc -l <"$3")" "$1" "$2"; then
+		echo "test_line_count: $3 has $(wc -l <"$3") lines, not $1 $2:" >&2
+		cat "$3" >&2
+		return 1
+	fi
+}
+
 test_expect_code() {
 	want=$1
 	shift

@@ -185,6 +185,44 @@ test_expect_success 'envd is not dumpable: its descriptors are not reachable' '
 	test_must_fail holt sandbox exec e -- cat /proc/1/environ
 '
 
+# The next command's shim waits, forked ahead of time (holt-envd(8)).
+# "others": every holt-shim but the caller's own.
+others='ps -eo pid=,comm= | while read pid comm; do
+	test $comm = holt-shim && test $pid != $PPID && echo $pid; done; true'
+
+test_expect_success 'a shim waits for the next command' '
+	holt sandbox exec e -- sh -c "$others" >waiting &&
+	test_line_count = 1 waiting
+'
+
+test_expect_success 'a command runs when its waiting shim was killed' '
+	holt sandbox exec e -- sh -c "kill -9 \$($others)" &&
+	holt sandbox exec e -- echo after-kill >out &&
+	echo after-kill >expect &&
+	test_cmp expect out &&
+	holt sandbox exec e -- sh -c "$others" >waiting &&
+	test_line_count = 1 waiting
+'
+
+test_expect_success 'a command runs when its waiting shim was stopped' '
+	holt sandbox exec e -- sh -c "kill -STOP \$($others)" &&
+	holt sandbox exec e --timeout 20 -- echo after-stop >out &&
+	echo after-stop >expect &&
+	test_cmp expect out &&
+	holt sandbox exec e -- sh -c "$others" >waiting &&
+	test_line_count = 1 waiting &&
+	holt sandbox exec e -- sh -c "ps -eo stat=,comm= | grep holt-shim" >st &&
+	! grep "^T" st
+'
+
+test_expect_success 'arguments and environment of over 64 KiB run too' '
+	big=$(head -c 100000 /dev/zero | tr "\0" a) &&
+	holt sandbox exec e --env BIG=$big -- sh -c "echo \${#BIG} \${#1}" \
+		x "$big" >out &&
+	echo "100000 100000" >expect &&
+	test_cmp expect out
+'
+
 test_expect_success 'shutdown stops the sandbox' '
 	$ET "$sock" call "{\"op\":\"shutdown\"}" >sd &&
 	grep "\"ok\": true" sd &&
