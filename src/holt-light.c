@@ -74,7 +74,7 @@ main(int argc, char **argv)
 	if (argc == 0 || (cmd_socket_name != NULL &&
 	    strchr(cmd_socket_name, '/') != NULL))
 		exec_full(orig);
-	if (strcmp(argv[0], "version") == 0) {
+	if (strcmp(argv[0], "version") == 0 && !cmd_wants_help(argc, argv)) {
 		printf("holt %s\n", PACKAGE_VERSION);
 		return EXIT_OK;
 	}

@@ -70,6 +70,10 @@ usage(FILE *f)
 static int
 cmd_version_exec(int argc, char **argv)
 {
+	if (argv != NULL && cmd_wants_help(argc, argv)) {
+		printf("usage: holt version\n\nPrint holt's version.\n");
+		return EXIT_OK;
+	}
 	printf("holt %s\n", PACKAGE_VERSION);
 	return EXIT_OK;
 }
@@ -86,6 +90,11 @@ cmd_help_exec(int argc, char **argv)
 
 	if (argc < 2) {
 		usage(stdout);
+		return EXIT_OK;
+	}
+	if (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0) {
+		printf("usage: holt help [COMMAND]\n\nList the commands, or "
+		    "describe COMMAND (the same as holt COMMAND --help).\n");
 		return EXIT_OK;
 	}
 	if ((ce = cmd_find(argv[1])) == NULL) {
