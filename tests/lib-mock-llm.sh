@@ -5,6 +5,7 @@
 #	holt-test-model -b "$MOCK_URL/v1" openai:m >actual &&
 #	stop_mock
 #
+# The mock is stopped when the test ends, also when a command failed.
 # start_mock sets MOCK_PID, MOCK_PORT and MOCK_URL (http://127.0.0.1:PORT).
 # The mock also exits by itself after --idle-exit seconds without a
 # request (10 here), so a failing test never leaves it running.
@@ -34,11 +35,16 @@ start_mock() {
 	fi
 	MOCK_PORT=$(head -n 1 mock.port)
 	MOCK_URL=http://127.0.0.1:$MOCK_PORT
+	test_when_finished stop_mock
 }
 
+# Stopped at the end of the test anyway; stopping it first is fine.
 stop_mock() {
-	kill "$MOCK_PID" 2>/dev/null
-	wait "$MOCK_PID" 2>/dev/null
+	if [ -n "${MOCK_PID:-}" ]; then
+		kill "$MOCK_PID" 2>/dev/null
+		wait "$MOCK_PID" 2>/dev/null
+		MOCK_PID=
+	fi
 	return 0
 }
 

@@ -72,6 +72,13 @@ test_failure_() {
 
 test_run_() {
 	(
+		test_body_=1
+		test_body_cleanups_=
+		trap 'test_rc_=$?
+		if [ -n "$test_body_cleanups_" ]; then
+			( eval "$test_body_cleanups_" ) >/dev/null 2>&1
+		fi
+		exit $test_rc_' EXIT
 		eval "$1"
 	) >"$TRASH_DIRECTORY/.out" 2>&1 </dev/null
 	test_rc=$?
@@ -79,6 +86,18 @@ test_run_() {
 		sed -e 's/^/# /' "$TRASH_DIRECTORY/.out" | tail -n 40
 	fi
 	return $test_rc
+}
+
+# A body whose commands are not all joined by && ignores a failure and
+# can't fail for it: run with a failure put first, nothing in it may run
+# (a background job, "cmd &", breaks the chain too: it is its own command,
+# written "{ cmd & } &&").
+test_chain_lint_() {
+	(
+		test_bg_=${!:-}
+		eval "(exit 117) && $1"
+		test $? -eq 117 && test "${!:-}" = "$test_bg_"
+	) >/dev/null 2>&1 </dev/null
 }
 
 # test_expect_success [PREREQ] 'title' 'commands'
@@ -92,7 +111,9 @@ test_expect_success() {
 		fi
 		shift
 	fi
-	if test_run_ "$2"; then
+	if ! test_chain_lint_ "$2"; then
+		test_failure_ "$1 (broken && chain)" "$2"
+	elif test_run_ "$2"; then
 		test_ok_ "$1"
 	else
 		test_failure_ "$1" "$2"
@@ -149,12 +170,12 @@ test_line_count() {
 }
 
 test_expect_code() {
-	want=$1
+	want_=$1
 	shift
 	"$@"
-	got=$?
-	if [ "$got" != "$want" ]; then
-		echo "expected exit $want, got $got: $*" >&2
+	got_=$?
+	if [ "$got_" != "$want_" ]; then
+		echo "expected exit $want_, got $got_: $*" >&2
 		return 1
 	fi
 	return 0
@@ -162,34 +183,52 @@ test_expect_code() {
 
 test_must_fail() {
 	"$@"
-	rc=$?
-	if [ $rc -eq 0 ]; then
+	rc_=$?
+	if [ $rc_ -eq 0 ]; then
 		echo "expected failure: $*" >&2
 		return 1
 	fi
-	if [ $rc -gt 128 ] && [ $rc -ne 255 ]; then
-		echo "died of signal $((rc - 128)): $*" >&2
+	if [ $rc_ -gt 128 ] && [ $rc_ -ne 255 ]; then
+		echo "died of signal $((rc_ - 128)): $*" >&2
 		return 1
 	fi
 	return 0
 }
 
-# Register a command to run when the script ends (servers, sandboxes).
+# Register a command to run when the test ends, whether it failed or not;
+# outside a test, when the script ends (servers, sandboxes).
 test_when_finished() {
-	test_cleanups="$1
+	if [ -n "${test_body_:-}" ]; then
+		test_body_cleanups_="$1
+$test_body_cleanups_"
+	else
+		test_cleanups="$1
 $test_cleanups"
+	fi
+}
+
+# test_might_fail command...: success or failure are both fine (an attack
+# that may be refused either way), death by a signal is not.
+test_might_fail() {
+	"$@"
+	rc_=$?
+	if [ $rc_ -gt 128 ] && [ $rc_ -ne 255 ]; then
+		echo "died of signal $((rc_ - 128)): $*" >&2
+		return 1
+	fi
+	return 0
 }
 
 # Poll until a command succeeds, at most N tenths of a second.
 test_wait_for() {
-	n=$1
+	n_=$1
 	shift
-	while [ "$n" -gt 0 ]; do
+	while [ "$n_" -gt 0 ]; do
 		if eval "$*" >/dev/null 2>&1; then
 			return 0
 		fi
 		sleep 0.1
-		n=$((n - 1))
+		n_=$((n_ - 1))
 	done
 	echo "timed out waiting for: $*" >&2
 	return 1

@@ -163,7 +163,7 @@ test_expect_success 'an unknown sandbox: exit 2, and none is created' '
 	ls "$HOLT_HOME/data/sandboxes" >before &&
 	for s in exec; do
 		test_expect_code 2 holt sandbox exec sbx-000000000000 -- true 2>err &&
-		grep "sbx-000000000000.: no such sandbox" err
+		grep "sbx-000000000000.: no such sandbox" err || return 1
 	done &&
 	test_expect_code 2 holt sandbox exec nosuchname -- true &&
 	test_expect_code 2 holt sandbox start nosuchname &&

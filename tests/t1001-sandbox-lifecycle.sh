@@ -54,22 +54,22 @@ test_expect_success 'envd is pid 1 inside and runs as uid 1000' '
 '
 
 test_expect_success 'a caller that disconnects does not kill its command' '
-	$HOLT sandbox exec life -- sh -c "sleep 1; echo done >/workspace/after" &
+	{ $HOLT sandbox exec life -- sh -c "sleep 1; echo done >/workspace/after" & } &&
 	cli=$! &&
 	sleep 0.3 && kill -9 $cli &&
-	{ wait $cli; test $? = 137; } &&
+	test_expect_code 137 wait $cli &&
 	test ! -e "$dir/workspace/after" &&
 	test_wait_for 50 "test -s \"$dir/workspace/after\"" &&
 	echo done >expect && test_cmp expect "$dir/workspace/after"
 '
 
 test_expect_success 'SIGINT to the CLI kills the command' '
-	$HOLT sandbox exec life -- sh -c "echo \$\$ >/workspace/pid; exec sleep 300" &
+	{ $HOLT sandbox exec life -- sh -c "echo \$\$ >/workspace/pid; exec sleep 300" & } &&
 	cli=$! &&
+	test_when_finished "kill $cli" &&
 	test_wait_for 50 "test -s \"$dir/workspace/pid\"" &&
 	kill -INT $cli &&
-	{ wait $cli; rc=$?; } &&
-	test "$rc" = 130 &&
+	test_expect_code 130 wait $cli &&
 	holt sandbox exec life -- ps -eo args >ps &&
 	! grep "sleep 300" ps
 '
@@ -141,15 +141,18 @@ test_expect_success 'start brings it back with its files and services' '
 
 test_expect_success 'starts at the same time launch one envd' '
 	holt sandbox stop life &&
-	{ $HOLT sandbox start life & a=$!
-	  $HOLT sandbox start life & b=$!
-	  holt sandbox start life; wait $a; wait $b; } &&
+	{ $HOLT sandbox start life & } && a=$! &&
+	{ $HOLT sandbox start life & } && b=$! &&
+	holt sandbox start life &&
+	wait $a && wait $b &&
 	n=0 &&
 	for f in /proc/[0-9]*; do
-		test "$(cat $f/comm 2>/dev/null)" = holt-envd &&
-			tr "\0" " " <$f/cmdline 2>/dev/null | grep -q -- "--id $id" &&
+		if test "$(cat $f/comm 2>/dev/null)" = holt-envd &&
+			tr "\0" " " <$f/cmdline 2>/dev/null | grep -q -- "--id $id"
+		then
 			n=$((n + 1))
-	done
+		fi
+	done &&
 	echo "$n envd" &&
 	test $n = 1 &&
 	holt sandbox exec life -- true
@@ -160,7 +163,7 @@ test_expect_success 'a host reboot (every process SIGKILLed): stopped, then star
 	ns=$(readlink /proc/$p/ns/pid) &&
 	bw=$(awk "{ print \$4 }" /proc/$p/stat) &&
 	# Short-lived processes may be gone before the kill reaches them.
-	{ kill -9 $bw $(ns_pids "$ns") 2>/dev/null; true; } &&
+	test_might_fail kill -9 $bw $(ns_pids "$ns") 2>/dev/null &&
 	test_wait_for 30 "test -z \"\$(ns_pids $ns)\"" &&
 	holt sandbox ls >ls && grep "^$id  *life  *stopped " ls &&
 	holt sandbox start life &&

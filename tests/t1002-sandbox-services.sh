@@ -41,7 +41,7 @@ test_expect_success 'the host cannot reach the service directly' '
 '
 
 test_expect_success 'forward relays a host port to it' '
-	$HOLT sandbox forward svc $port 0 >fwd 2>fwd.err &
+	{ $HOLT sandbox forward svc $port 0 >fwd 2>fwd.err & } &&
 	fpid=$! &&
 	test_when_finished "kill $fpid" &&
 	test_wait_for 50 "test -s fwd" &&
@@ -55,8 +55,9 @@ test_expect_success 'forward relays a host port to it' '
 '
 
 test_expect_success 'forward to a port nobody listens on: the connection closes' '
-	$HOLT sandbox forward svc 1 0 >fwd2 2>/dev/null &
+	{ $HOLT sandbox forward svc 1 0 >fwd2 2>/dev/null & } &&
 	fpid=$! &&
+	test_when_finished "kill $fpid" &&
 	test_wait_for 50 "test -s fwd2" &&
 	test_must_fail http_get $(head -n 1 fwd2) x &&
 	kill $fpid
@@ -124,6 +125,7 @@ test_expect_success 'services come back after stop/start, stopped ones do not' '
 	holt sandbox service svc ls | grep "^crash  *stopped" &&
 	{ $HOLT sandbox forward svc $port 0 >fwd3 2>/dev/null & } &&
 	fpid=$! &&
+	test_when_finished "kill $fpid" &&
 	test_wait_for 50 "test -s fwd3" &&
 	test_wait_for 50 "http_get $(head -n 1 fwd3) index.txt" &&
 	kill $fpid

@@ -33,7 +33,7 @@ test_expect_success 'hello answers with the protocol version' '
 '
 
 test_expect_success 'bad frames drop that client only; envd and commands go on' '
-	holt sandbox exec e -- sh -c "sleep 1.5; echo survived" >long &
+	{ holt sandbox exec e -- sh -c "sleep 1.5; echo survived" >long & } &&
 	cli=$! &&
 	sleep 0.3 &&
 	$ET "$sock" oversized >o1 && echo dropped >expect && test_cmp expect o1 &&
@@ -147,11 +147,13 @@ test_expect_success 'file ops refuse to leave the sandbox (.., symlinks, /proc m
 
 test_expect_success 'watch reports changes under a directory' '
 	# Until the watch is surely in place, make a directory each second.
-	(for i in 1 2 3 4 5 6 7 8; do sleep 1;
-		holt sandbox exec e -- mkdir -p /workspace/w$i; done) &
+	{
+		(for i in 1 2 3 4 5 6 7 8; do sleep 1;
+			holt sandbox exec e -- mkdir -p /workspace/w$i; done) &
+	} &&
 	bg=$! &&
-	timeout 12 $ET "$sock" call "{\"op\":\"watch\",\"path\":\"/workspace\"}" >watch 2>/dev/null;
-	kill $bg;
+	test_when_finished "kill $bg" &&
+	timeout 12 $ET "$sock" call "{\"op\":\"watch\",\"path\":\"/workspace\"}" >watch 2>/dev/null &&
 	cat watch &&
 	grep "\"path\": \"/workspace/w[1-8]\"" watch &&
 	grep "\"kind\": \"create\"" watch &&

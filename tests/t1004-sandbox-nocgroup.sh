@@ -42,7 +42,7 @@ test_expect_success 'pause by SIGSTOP stops a counter; resume continues it' '
 '
 
 test_expect_success 'a timeout does not count paused time' '
-	$HOLT sandbox exec nocg --timeout 2 -- sh -c "sleep 1.5; echo finished" >out &
+	{ $HOLT sandbox exec nocg --timeout 2 -- sh -c "sleep 1.5; echo finished" >out & } &&
 	cli=$! &&
 	sleep 0.5 &&
 	holt sandbox pause nocg && sleep 2 && holt sandbox resume nocg &&

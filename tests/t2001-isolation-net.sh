@@ -60,7 +60,7 @@ test_expect_success 'UDP to a host loopback port: never arrives' '
 	host_attack udp 127.0.0.1 $udp_port &&
 	test_wait_for 30 "grep -q \"^udp holt-attack udp\" net.log" &&
 	: >net.log &&
-	attack "$sbx" udp 127.0.0.1 $udp_port ;
+	test_might_fail attack "$sbx" udp 127.0.0.1 $udp_port &&
 	sleep 1 &&
 	! test -s net.log
 '
@@ -114,7 +114,7 @@ test_expect_success '--net on: the host'"'"'s abstract sockets are not' '
 	grep "^abstract-self: ok$" out &&
 	grep -q "@$abstract" /proc/net/unix &&
 	: >net.log &&
-	attack "$sbx_on" abstract "$abstract" >out ;
+	test_might_fail attack "$sbx_on" abstract "$abstract" >out &&
 	cat out &&
 	if grep "^abstract: ok$" out; then
 		python3 -c "
@@ -138,7 +138,7 @@ time.sleep(120)" &&
 	test_wait_for 50 "grep -q @holt-inside-a-$$ /proc/net/unix" &&
 	attack "$sbx_on" abstract holt-inside-a-$$ >out &&
 	grep "^abstract: ok$" out &&
-	attack "$on2" abstract holt-inside-a-$$ >out ;
+	test_might_fail attack "$on2" abstract holt-inside-a-$$ >out &&
 	cat out &&
 	holt sandbox service "$sbx_on" stop alisten &&
 	if grep "^abstract: ok$" out; then

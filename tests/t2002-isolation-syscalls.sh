@@ -77,16 +77,16 @@ test_expect_success 'without --tty a command has no terminal to inject into' '
 '
 
 test_expect_success 'TIOCSTI on the command'"'"'s terminal is refused' '
-	holt sandbox exec --tty "$sbx" -- /workspace/holt-attack tiocsti 0 \
-		>out ;
+	test_must_fail holt sandbox exec --tty "$sbx" -- \
+		/workspace/holt-attack tiocsti 0 >out &&
 	tr -d "\r" <out >out.lf &&
 	! grep "^note:" out.lf &&
 	grep "^tiocsti: EPERM$" out.lf
 '
 
 test_expect_success 'TIOCLINUX on the command'"'"'s terminal is refused' '
-	holt sandbox exec --tty "$sbx" -- /workspace/holt-attack tioclinux 0 \
-		>out ;
+	test_must_fail holt sandbox exec --tty "$sbx" -- \
+		/workspace/holt-attack tioclinux 0 >out &&
 	tr -d "\r" <out >out.lf &&
 	grep "^tioclinux: EPERM$" out.lf
 '

@@ -36,8 +36,10 @@ test_expect_success 'create a sandbox limited to 64 processes and 256M' '
 sbx=$(cat sbx-id 2>/dev/null)
 
 test_expect_success 'a fork bomb stops at the process limit' '
-	holt sandbox exec --timeout 30 "$sbx" -- /workspace/holt-attack \
-		forkbomb 5 500 >out &
+	{
+		holt sandbox exec --timeout 30 "$sbx" -- /workspace/holt-attack \
+			forkbomb 5 500 >out &
+	} &&
 	bomb=$! &&
 	sleep 1 &&
 	for i in 1 2 3 4 5 6 7 8 9 10; do
@@ -58,9 +60,12 @@ test_expect_success 'the sandbox works again once the bomb is gone' '
 '
 
 test_expect_success 'a memory hog is killed at the memory limit' '
-	holt sandbox exec --timeout 60 "$sbx" -- \
-		/workspace/holt-attack memhog 1024 >out 2>err
-	rc=$? &&
+	rc=0 &&
+	{
+		holt sandbox exec --timeout 60 "$sbx" -- \
+			/workspace/holt-attack memhog 1024 >out 2>err ||
+		rc=$?
+	} &&
 	echo "exit $rc" &&
 	test $rc != 0 &&
 	! grep "^memhog: ok$" out &&
@@ -76,8 +81,14 @@ test_expect_success 'the sandbox and the host survive the hog' '
 '
 
 test_expect_success 'filling /tmp (memory) stops at the memory limit' '
-	holt sandbox exec --timeout 60 "$sbx" -- sh -c \
-		"dd if=/dev/zero of=/tmp/fill bs=1M count=600 2>/dev/null" ;
+	rc=0 &&
+	{
+		holt sandbox exec --timeout 60 "$sbx" -- sh -c \
+			"dd if=/dev/zero of=/tmp/fill bs=1M count=600 2>/dev/null" ||
+		rc=$?
+	} &&
+	echo "exit $rc" &&
+	test $rc != 0 &&
 	size=$(holt sandbox exec "$sbx" -- stat -c %s /tmp/fill) &&
 	echo "/tmp/fill: $size bytes" &&
 	test "$size" -gt $((64 << 20)) && test "$size" -le $((256 << 20)) &&
@@ -154,8 +165,8 @@ $expect_nproc 'without cgroups a fork bomb stops at the process limit' '
 
 test_expect_success 'without cgroups /tmp and /dev/shm stop at the memory limit' '
 	for d in /tmp /dev/shm; do
-		holt sandbox exec --timeout 60 "$nocg" -- sh -c \
-			"dd if=/dev/zero of=$d/fill bs=1M count=600 2>/dev/null" ;
+		test_must_fail holt sandbox exec --timeout 60 "$nocg" -- sh -c \
+			"dd if=/dev/zero of=$d/fill bs=1M count=600 2>/dev/null" &&
 		size=$(holt sandbox exec "$nocg" -- stat -c %s $d/fill) &&
 		echo "$d/fill: $size bytes" &&
 		test "$size" -gt $((64 << 20)) &&
@@ -168,8 +179,8 @@ test_expect_success 'without cgroups /tmp and /dev/shm stop at the memory limit'
 '
 
 test_expect_success 'without cgroups a memory hog stops at the memory limit' '
-	holt sandbox exec --timeout 60 "$nocg" -- \
-		/workspace/holt-attack memhog 1024 >out 2>err
+	test_must_fail holt sandbox exec --timeout 60 "$nocg" -- \
+		/workspace/holt-attack memhog 1024 >out 2>err &&
 	cat out &&
 	! grep "^memhog: ok$" out &&
 	last=$(sed -n "s/^allocated: \\([0-9]*\\) MB$/\\1/p" out) &&

@@ -87,7 +87,7 @@ test_expect_success '--policy replaces the user file; a missing one is an error'
 	echo "deny ^npm" >p1 &&
 	test_expect_code 11 holt policy check --policy p1 -- npm test >out &&
 	grep "(p1:1)" out &&
-	holt policy check --policy p1 -- curl x >out ; test $? = 10 &&
+	test_expect_code 10 holt policy check --policy p1 -- curl x >out &&
 	test_expect_code 2 holt policy check --policy nope -- ls 2>err &&
 	grep "policy .nope.: No such file" err
 '
@@ -131,7 +131,7 @@ test_expect_success 'holt policy show lists the rules with their sources' '
 '
 
 test_expect_success 'holt policy suggest proposes a narrow and a wider rule' '
-	holt policy suggest -- npm run test:unit >out 2>&1 ; test $? = 1 &&
+	test_expect_code 1 holt policy suggest -- npm run test:unit >out 2>&1 &&
 	grep "no rule can allow" out &&
 	holt policy suggest -- cargo run bench:x >out &&
 	cat >expect <<-\E &&

@@ -6,10 +6,12 @@
 . "$(dirname "$0")/lib.sh"
 
 test_expect_success 'every corpus line gets its verdict from holt policy check' '
-	python3 "$HOLT_SRC_DIR/tests/policy-corpus-check.py" \
-		"$HOLT_SRC_DIR/tests/policy-corpus.txt" \
-		"$HOLT_SRC_DIR/tests/policy-corpus.policy" \
-		"$HOLT_BUILD_DIR/holt" >out 2>&1 || { cat out; false; }
+	{
+		python3 "$HOLT_SRC_DIR/tests/policy-corpus-check.py" \
+			"$HOLT_SRC_DIR/tests/policy-corpus.txt" \
+			"$HOLT_SRC_DIR/tests/policy-corpus.policy" \
+			"$HOLT_BUILD_DIR/holt" >out 2>&1 || { cat out; false; }
+	}
 '
 
 test_done

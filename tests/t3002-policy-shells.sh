@@ -15,17 +15,21 @@ else
 fi
 
 test_expect_success $prereq 'the harness sees what the shells run' '
-	python3 "$HOLT_SRC_DIR/tests/policy-shell-diff.py" --control \
-		"$HOLT_BUILD_DIR/tests/policy-tool" \
-		"$HOLT_SRC_DIR/tests/policy-corpus.txt" >out 2>&1 ||
-		{ cat out; false; }
+	{
+		python3 "$HOLT_SRC_DIR/tests/policy-shell-diff.py" --control \
+			"$HOLT_BUILD_DIR/tests/policy-tool" \
+			"$HOLT_SRC_DIR/tests/policy-corpus.txt" >out 2>&1 ||
+			{ cat out; false; }
+	}
 '
 
 test_expect_success $prereq 'the shells run no command the parser missed' '
-	python3 "$HOLT_SRC_DIR/tests/policy-shell-diff.py" \
-		"$HOLT_BUILD_DIR/tests/policy-tool" \
-		"$HOLT_SRC_DIR/tests/policy-corpus.txt" >out 2>&1 ||
-		{ cat out; false; }
+	{
+		python3 "$HOLT_SRC_DIR/tests/policy-shell-diff.py" \
+			"$HOLT_BUILD_DIR/tests/policy-tool" \
+			"$HOLT_SRC_DIR/tests/policy-corpus.txt" >out 2>&1 ||
+			{ cat out; false; }
+	}
 '
 
 test_done

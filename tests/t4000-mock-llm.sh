@@ -16,7 +16,7 @@ post() {
 test_expect_success PYTHON 'openai stream: chunks, tool call pieces, usage, [DONE]' '
 	write_script s.json "{\"text\":\"Hello there\",\"tool_calls\":[{\"name\":\"read_file\",\"arguments\":{\"path\":\"src/parser.c\"}}],\"usage\":{\"input_tokens\":7,\"output_tokens\":9}}" &&
 	start_mock s.json &&
-	post /v1/chat/completions out "$openai_req" >code;
+	post /v1/chat/completions out "$openai_req" >code &&
 	stop_mock &&
 	echo 200 >expect && test_cmp expect code &&
 	tail -n 2 out >last && printf "data: [DONE]\n\n" >expect && test_cmp expect last &&
@@ -30,7 +30,7 @@ test_expect_success PYTHON 'openai stream: chunks, tool call pieces, usage, [DON
 test_expect_success PYTHON 'anthropic stream: the typed events in order' '
 	write_script s.json "{\"text\":\"Hi\",\"tool_calls\":[{\"name\":\"run_command\",\"arguments\":{\"command\":\"make test\"}}]}" &&
 	start_mock s.json &&
-	post /v1/messages out "$anthropic_req" >code;
+	post /v1/messages out "$anthropic_req" >code &&
 	stop_mock &&
 	echo 200 >expect && test_cmp expect code &&
 	sed -n "s/^event: //p" out | uniq >events &&
@@ -55,7 +55,7 @@ test_expect_success PYTHON 'anthropic stream: the typed events in order' '
 test_expect_success PYTHON 'an unmet expect is a 400 naming the reason' '
 	write_script s.json "{\"expect\":{\"last_user_message_contains\":\"please\"},\"text\":\"x\"}" &&
 	start_mock s.json &&
-	post /v1/chat/completions out "$openai_req" >code;
+	post /v1/chat/completions out "$openai_req" >code &&
 	stop_mock &&
 	echo 400 >expect && test_cmp expect code &&
 	grep "expect last_user_message_contains .please.: the last user message is .hi." out
@@ -66,7 +66,7 @@ test_expect_success PYTHON 'fail answers with the status and Retry-After; the ne
 	start_mock s.json &&
 	curl -sS -D headers -o out -H "content-type: application/json" \
 		--data "$anthropic_req" -H "anthropic-version: 2023-06-01" "$MOCK_URL/v1/messages" &&
-	post /v1/messages out2 "$anthropic_req" >code;
+	post /v1/messages out2 "$anthropic_req" >code &&
 	stop_mock &&
 	grep "^HTTP/1.1 429" headers &&
 	grep -i "^retry-after: 3" headers &&
@@ -79,7 +79,7 @@ test_expect_success PYTHON 'requests are checked like the real APIs' '
 	start_mock s.json &&
 	post /v1/messages o1 "{\"model\":\"m\",\"max_tokens\":9,\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"a\"},{\"role\":\"user\",\"content\":\"b\"}]}" >c1 &&
 	post /v1/messages o2 "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"user\",\"content\":\"a\"}]}" >c2 &&
-	post /v1/chat/completions o3 "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"tool\",\"tool_call_id\":\"x\",\"content\":\"r\"}]}" >c3;
+	post /v1/chat/completions o3 "{\"model\":\"m\",\"stream\":true,\"messages\":[{\"role\":\"tool\",\"tool_call_id\":\"x\",\"content\":\"r\"}]}" >c3 &&
 	stop_mock &&
 	grep 400 c1 && grep "roles must alternate" o1 &&
 	grep 400 c2 && grep "max_tokens" o2 &&
@@ -91,7 +91,7 @@ test_expect_success PYTHON '--log keeps every request body, --require-key wants 
 	start_mock s.json --log req.log --require-key k-123 &&
 	post /v1/chat/completions o1 "$openai_req" >c1 &&
 	curl -sS -o o2 -w "%{http_code}\n" -H "Authorization: Bearer k-123" \
-		--data "$openai_req" "$MOCK_URL/v1/chat/completions" >c2;
+		--data "$openai_req" "$MOCK_URL/v1/chat/completions" >c2 &&
 	stop_mock &&
 	grep 401 c1 && grep invalid_api_key o1 &&
 	grep 200 c2 &&
@@ -103,7 +103,7 @@ test_expect_success PYTHON 'no turn left is a 400' '
 	write_script s.json "{\"text\":\"a\"}" &&
 	start_mock s.json &&
 	post /v1/chat/completions o1 "$openai_req" >c1 &&
-	post /v1/chat/completions o2 "$openai_req" >c2;
+	post /v1/chat/completions o2 "$openai_req" >c2 &&
 	stop_mock &&
 	grep 200 c1 && grep 400 c2 && grep "no turn left" o2
 '

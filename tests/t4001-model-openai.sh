@@ -20,7 +20,7 @@ for n in 0 1 3 7 64; do
 	test_expect_success PYTHON "text and tool calls assembled, chunk_bytes $n" "
 		printf '{\"chunk_bytes\": $n, \"turns\": [%s]}' '$turn1' >s.json &&
 		start_mock s.json &&
-		\$TEST_MODEL -b \$MOCK_URL/v1 openai:gpt-test >actual;
+		\$TEST_MODEL -b \$MOCK_URL/v1 openai:gpt-test >actual &&
 		stop_mock &&
 		test_cmp expect actual
 	"
@@ -29,7 +29,7 @@ done
 test_expect_success PYTHON 'the request body is Chat Completions streaming with tools' '
 	write_script s.json "{\"text\":\"ok\"}" &&
 	start_mock s.json --log req.log &&
-	$TEST_MODEL -b "$MOCK_URL/v1/" openai:gpt-test >actual;
+	$TEST_MODEL -b "$MOCK_URL/v1/" openai:gpt-test >actual &&
 	stop_mock &&
 	python3 - <<-\EOF
 	import json
@@ -47,7 +47,7 @@ test_expect_success PYTHON 'a conversation: tool results go back, expect holds' 
 	write_script s.json "$turn1" \
 		"{\"expect\":{\"last_tool_result_contains\":\"result of run_command\",\"tools_include\":[\"read_file\",\"run_command\"]},\"text\":\"Fixed.\"}" &&
 	start_mock s.json --log req2.log &&
-	$TEST_MODEL -n 2 -b "$MOCK_URL/v1" openai:gpt-test >actual;
+	$TEST_MODEL -n 2 -b "$MOCK_URL/v1" openai:gpt-test >actual &&
 	stop_mock &&
 	sed -n "/^\[2\]/,\$p" actual >second &&
 	cat >expect2 <<-\EOF &&
@@ -73,7 +73,7 @@ test_expect_success PYTHON 'a conversation: tool results go back, expect holds' 
 test_expect_success PYTHON 'the key goes as a bearer token' '
 	write_script s.json "{\"text\":\"ok\"}" &&
 	start_mock s.json --require-key sk-test-4b1d1e8a77 &&
-	OPENAI_API_KEY=sk-test-4b1d1e8a77 $TEST_MODEL -b "$MOCK_URL/v1" openai:gpt-test >actual;
+	OPENAI_API_KEY=sk-test-4b1d1e8a77 $TEST_MODEL -b "$MOCK_URL/v1" openai:gpt-test >actual &&
 	stop_mock &&
 	grep "^text: ok$" actual
 '
@@ -81,7 +81,7 @@ test_expect_success PYTHON 'the key goes as a bearer token' '
 test_expect_success PYTHON 'a server that ignores stream: true is understood' '
 	write_script s.json "$whole1" &&
 	start_mock s.json &&
-	$TEST_MODEL -b "$MOCK_URL/v1" openai:gpt-test >actual;
+	$TEST_MODEL -b "$MOCK_URL/v1" openai:gpt-test >actual &&
 	stop_mock &&
 	test_cmp expect actual
 '
@@ -89,7 +89,7 @@ test_expect_success PYTHON 'a server that ignores stream: true is understood' '
 test_expect_success PYTHON 'a server that refuses stream_options is asked again without' '
 	write_script s.json "{\"text\":\"one\"}" "{\"text\":\"two\"}" &&
 	start_mock s.json --reject-stream-options --log so.log &&
-	$TEST_MODEL -n 2 -b "$MOCK_URL/v1" openai:m >actual;
+	$TEST_MODEL -n 2 -b "$MOCK_URL/v1" openai:m >actual &&
 	stop_mock &&
 	grep "^text: one$" actual && grep "^text: two$" actual &&
 	! grep "^retry:" actual &&

@@ -20,7 +20,7 @@ for n in 0 1 3 7 64; do
 	test_expect_success PYTHON "text and tool_use blocks assembled, chunk_bytes $n" "
 		printf '{\"chunk_bytes\": $n, \"turns\": [%s]}' '$turn1' >s.json &&
 		start_mock s.json &&
-		\$TEST_MODEL -b \$MOCK_URL anthropic:claude-test >actual;
+		\$TEST_MODEL -b \$MOCK_URL anthropic:claude-test >actual &&
 		stop_mock &&
 		test_cmp expect actual
 	"
@@ -30,7 +30,7 @@ test_expect_success PYTHON 'a conversation in the Messages format' '
 	write_script s.json "$turn1" \
 		"{\"expect\":{\"last_tool_result_contains\":\"result of run_command\",\"tools_include\":\"run_command\"},\"text\":\"Fixed.\"}" &&
 	start_mock s.json --log req.log &&
-	$TEST_MODEL -n 2 -b "$MOCK_URL/" anthropic:claude-test >actual;
+	$TEST_MODEL -n 2 -b "$MOCK_URL/" anthropic:claude-test >actual &&
 	stop_mock &&
 	sed -n "/^\[2\]/,\$p" actual >second &&
 	cat >expect2 <<-\EOF &&
@@ -68,7 +68,7 @@ test_expect_success PYTHON 'a conversation in the Messages format' '
 test_expect_success PYTHON 'the key goes as x-api-key' '
 	write_script s.json "{\"text\":\"ok\"}" &&
 	start_mock s.json --require-key sk-ant-test-99c0ffee &&
-	ANTHROPIC_API_KEY=sk-ant-test-99c0ffee $TEST_MODEL -b "$MOCK_URL" anthropic:c >actual;
+	ANTHROPIC_API_KEY=sk-ant-test-99c0ffee $TEST_MODEL -b "$MOCK_URL" anthropic:c >actual &&
 	stop_mock &&
 	grep "^text: ok$" actual
 '
@@ -76,7 +76,7 @@ test_expect_success PYTHON 'the key goes as x-api-key' '
 test_expect_success PYTHON 'max_tokens follows a max_tokens setting' '
 	write_script s.json "{\"text\":\"ok\"}" &&
 	start_mock s.json --log req3.log &&
-	$TEST_MODEL -C max_tokens=512 -b "$MOCK_URL" anthropic:c >actual;
+	$TEST_MODEL -C max_tokens=512 -b "$MOCK_URL" anthropic:c >actual &&
 	stop_mock &&
 	grep "\"max_tokens\":512" req3.log
 '
@@ -84,7 +84,7 @@ test_expect_success PYTHON 'max_tokens follows a max_tokens setting' '
 test_expect_success PYTHON 'a server that ignores stream: true is understood' '
 	write_script s.json "$whole1" &&
 	start_mock s.json &&
-	$TEST_MODEL -b "$MOCK_URL" anthropic:claude-test >actual;
+	$TEST_MODEL -b "$MOCK_URL" anthropic:claude-test >actual &&
 	stop_mock &&
 	test_cmp expect actual
 '

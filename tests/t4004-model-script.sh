@@ -24,10 +24,10 @@ EOF
 test_expect_success PYTHON 'script:, openai: and anthropic: agree on one script' '
 	$TEST_MODEL -n 3 script:conv.json >script.out &&
 	start_mock conv.json &&
-	$TEST_MODEL -n 3 -b "$MOCK_URL/v1" openai:m >openai.out;
+	$TEST_MODEL -n 3 -b "$MOCK_URL/v1" openai:m >openai.out &&
 	stop_mock &&
 	start_mock conv.json &&
-	$TEST_MODEL -n 3 -b "$MOCK_URL" anthropic:m >anthropic.out;
+	$TEST_MODEL -n 3 -b "$MOCK_URL" anthropic:m >anthropic.out &&
 	stop_mock &&
 	grep "^text: All done: café.$" script.out &&
 	grep -c "^retry: script: server error (HTTP 503: scripted failure (turn 2))" script.out &&
@@ -51,10 +51,10 @@ test_expect_success 'the model may be freed from its last callback' '
 test_expect_success PYTHON 'an empty reply goes back as a message the APIs accept' '
 	write_script empty.json "{\"text\":\"\"}" "{\"expect\":{\"last_user_message_contains\":\"go on\"},\"text\":\"ok\"}" &&
 	start_mock empty.json &&
-	$TEST_MODEL -n 2 -b "$MOCK_URL/v1" openai:m >e1;
+	$TEST_MODEL -n 2 -b "$MOCK_URL/v1" openai:m >e1 &&
 	stop_mock &&
 	start_mock empty.json &&
-	$TEST_MODEL -n 2 -b "$MOCK_URL" anthropic:m >e2;
+	$TEST_MODEL -n 2 -b "$MOCK_URL" anthropic:m >e2 &&
 	stop_mock &&
 	$TEST_MODEL -n 2 script:empty.json >e3 &&
 	grep "^text: ok$" e1 && grep "^text: ok$" e2 && grep "^text: ok$" e3
@@ -136,7 +136,7 @@ test_expect_success 'script: a restarted process resumes after its answered turn
 
 test_expect_success PYTHON 'mock-llm --by-history resumes the same way' '
 	start_mock conv.json --by-history &&
-	$TEST_MODEL -n 2 -m history.json -b "$MOCK_URL/v1" openai:m >mock.out;
+	$TEST_MODEL -n 2 -m history.json -b "$MOCK_URL/v1" openai:m >mock.out &&
 	stop_mock &&
 	grep -v -e "^stop:" -e "^retry:" actual >a.cmp &&
 	grep -v -e "^stop:" -e "^retry:" mock.out >b.cmp &&
@@ -154,7 +154,7 @@ test_expect_success 'script: chunk_delay_ms spreads the stream over time' '
 test_expect_success PYTHON 'mock-llm: chunk_delay_ms spreads the stream over time' '
 	write_script s.json "{\"text\":\"abcdefghij\",\"chunk_delay_ms\":100}" &&
 	start_mock s.json &&
-	$TEST_MODEL -b "$MOCK_URL/v1" openai:m >actual 2>err;
+	$TEST_MODEL -b "$MOCK_URL/v1" openai:m >actual 2>err &&
 	stop_mock &&
 	grep "^text: abcdefghij$" actual &&
 	ms=$(sed -n "s/^elapsed_ms: //p" err) &&

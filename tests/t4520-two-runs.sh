@@ -92,8 +92,8 @@ test_expect_success BWRAP,PYTHON 'run 2 resumes with run 1 history and fixes the
 	tail -n 1 run2 | grep "\"reason\":\"done\"" &&
 	events_of run2 approval.needed | grep "src/stats.py" &&
 	ws=$(ls -d "$HOLT_HOME"/data/sandboxes/sbx-*/workspace) &&
-	grep "return sum(values) / (len(values))$" "$ws/src/stats.py" ||
-	grep "len(values))$" "$ws/src/stats.py"
+	grep "return sum(values) / (len(values))$" "$ws/src/stats.py" &&
+	! grep "len(values) + 1" "$ws/src/stats.py"
 '
 
 test_expect_success BWRAP,PYTHON 'the trusted test passes on the unmodified input data' '

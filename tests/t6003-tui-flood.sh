@@ -26,8 +26,8 @@ test_expect_success TMUX 'setup' '
 '
 
 test_expect_success TMUX 'a key press echoes while 20 MB stream at 10 MB/s' '
-	( fake_ctl "{\"flood\": {\"call_id\": \"c9\", \"bytes\": 20971520, \"line\": 100, \"rate\": 10485760}}" &&
-	  cp ctl.out flood.last; echo done >flood.done ) &
+	{ ( fake_ctl "{\"flood\": {\"call_id\": \"c9\", \"bytes\": 20971520, \"line\": 100, \"rate\": 10485760}}" &&
+	    cp ctl.out flood.last; echo done >flood.done ) & } &&
 	tui_wait a "line [0-9]* xxx" 30 &&
 	test ! -f flood.done &&
 	tui_keys a "typed-while-flooding" &&

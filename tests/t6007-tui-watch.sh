@@ -100,21 +100,23 @@ test_expect_success BWRAP,TMUX 'an unfolded directory follows a change inside it
 '
 
 test_expect_success BWRAP 'the server sends "files" naming the changed directory' '
-	files_client sub >files.out &
+	{ files_client sub >files.out & } &&
+	client=$! &&
 	test_wait_for 50 "test -f files-client.ready" &&
 	sleep 0.3 &&
 	holt sandbox exec "$(cat sbx)" -- touch /workspace/sub/more.txt &&
-	wait $! &&
+	wait $client &&
 	grep "\"type\": \"files\"" files.out &&
 	grep "\"dirs\": \[\"sub\"\]" files.out
 '
 
 test_expect_success BWRAP 'changes under .git are not sent' '
-	files_client .git 3 >files.out &
+	{ files_client .git 3 >files.out & } &&
+	client=$! &&
 	test_wait_for 50 "test -f files-client.ready" &&
 	sleep 0.3 &&
 	holt sandbox exec "$(cat sbx)" -- touch /workspace/.git/zz &&
-	test_must_fail wait $!
+	test_must_fail wait $client
 '
 
 test_done

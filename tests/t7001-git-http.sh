@@ -160,11 +160,13 @@ except Exception:
     pass
 " >authport & } &&
 	authpid=$! &&
+	test_when_finished "kill $authpid" &&
 	test_wait_for 50 "test -s authport" &&
 	{ HOLT_GIT_TIMEOUT=20 HOLT_GIT_TOKEN=$TOKEN "$GIT_TOOL" import \
 		"http://127.0.0.1:$(cat authport)/git/o/proj.git" wsleak -d 1 \
 		>/dev/null 2>leakerr & } &&
 	toolpid=$! &&
+	test_when_finished "kill $toolpid" &&
 	test_wait_for 100 "test -s auth.got" &&
 	: the server got the token, as basic auth &&
 	b64=$(printf "x-access-token:%s" "$TOKEN" | base64) &&
@@ -181,16 +183,16 @@ except Exception:
 		! grep -a -F "HOLT_GIT_TOKEN" /proc/$p/environ || return 1
 	done &&
 	cat cmdline.* | grep -F "credential.helper=" &&
-	kill -TERM $toolpid && wait $toolpid;
+	: the clone is still waiting for the server: stop it &&
+	kill -TERM $toolpid &&
+	test_expect_code 143 wait $toolpid &&
 	: the clone ended with it: no git of it is left &&
-	test_wait_for 50 "! grep -a -l -F \"127.0.0.1:$(cat authport)\" /proc/[0-9]*/cmdline 2>/dev/null" &&
-	rc=0 || rc=$?
-	kill $authpid 2>/dev/null; wait $authpid
-	(exit $rc)
+	test_wait_for 50 "! grep -a -l -F \"127.0.0.1:$(cat authport)\" /proc/[0-9]*/cmdline 2>/dev/null"
 '
 
 test_expect_success HTTPD 'a shallow clone that stalls times out, and nothing of it is left' '
 	stall_server stalldport 20 &&
+	test_when_finished "kill $stallpid" &&
 	test_wait_for 50 "test -s stalldport" &&
 	start=$(date +%s) &&
 	HOLT_GIT_TIMEOUT=2 HOLT_GIT_TOKEN=$TOKEN test_must_fail git_tool import \
@@ -198,10 +200,7 @@ test_expect_success HTTPD 'a shallow clone that stalls times out, and nothing of
 	test $(($(date +%s) - start)) -lt 10 &&
 	grep "clone of .*timed out after 2 s without progress" err &&
 	test ! -e wsstall &&
-	test_wait_for 50 "! grep -a -l -F \"127.0.0.1:$(cat stalldport)\" /proc/[0-9]*/cmdline 2>/dev/null" &&
-	rc=0 || rc=$?
-	kill $stallpid 2>/dev/null; wait $stallpid
-	(exit $rc)
+	test_wait_for 50 "! grep -a -l -F \"127.0.0.1:$(cat stalldport)\" /proc/[0-9]*/cmdline 2>/dev/null"
 '
 
 test_expect_success HTTPD 'on the shallow clone: holt diff, holt commit over the agent commit, holt pr' '
@@ -333,6 +332,7 @@ except Exception:
     pass
 " >evilport & } &&
 	evilpid=$! &&
+	test_when_finished "kill $evilpid" &&
 	test_wait_for 50 "test -s evilport" &&
 	EVIL=127.0.0.1:$(cat evilport) &&
 	git -C "$ws" config remote.origin.url "http://$EVIL/steal.git" &&
@@ -346,9 +346,6 @@ except Exception:
 	git -C srv/o/proj.git log -1 --format=%s holt/s1-v3 >subject &&
 	echo redirected >expect && test_cmp expect subject &&
 	test ! -e evil.hit
-	rc=$?
-	kill $evilpid 2>/dev/null; wait $evilpid
-	(exit $rc)
 '
 
 test_expect_success HTTPD 'the token and API from holt.conf, per repository' '
@@ -380,6 +377,7 @@ test_expect_success HTTPD 'the git server down: a clear error, the commit kept' 
 
 test_expect_success HTTPD 'a server that never answers: push and clone time out' '
 	stall_server stallport 20 &&
+	test_when_finished "kill $stallpid" &&
 	test_wait_for 50 "test -s stallport" &&
 	HOLT_GIT_TOKEN=$TOKEN git_session s3 "$URL" main &&
 	sed -i "s|127.0.0.1:$PORT|127.0.0.1:$(cat stallport)|" "$HOLT_HOME/data/sessions/s3/session.json" &&
@@ -392,9 +390,6 @@ test_expect_success HTTPD 'a server that never answers: push and clone time out'
 		"http://127.0.0.1:$(cat stallport)/git/o/proj.git" stalled 2>err &&
 	grep "clone of .*timed out after 2 s without progress" err &&
 	test ! -e stalled/.git
-	rc=$?
-	kill $stallpid 2>/dev/null; wait $stallpid
-	(exit $rc)
 '
 
 test_expect_success HTTPD 'nothing holt wrote holds the token' '

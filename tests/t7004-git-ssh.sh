@@ -66,8 +66,10 @@ test_expect_success SSHD 'clone over ssh with the key from the agent' '
 test_expect_success SSHD 'holt pr pushes over ssh through the agent' '
 	git_session s1 "$URL" main &&
 	echo ssh >>"$(git_ws s1)/a.txt" &&
-	HOLT_GIT_TOKEN=api-only HOLT_GITHUB_API=http://127.0.0.1:1 test_expect_code 1 \
-		holt pr -t s1 --title "over ssh" 2>err || { cat err; false; } &&
+	{
+		HOLT_GIT_TOKEN=api-only HOLT_GITHUB_API=http://127.0.0.1:1 test_expect_code 1 \
+			holt pr -t s1 --title "over ssh" 2>err || { cat err; false; }
+	} &&
 	grep "could not reach" err &&
 	! grep -i "unconfined" err &&
 	git -C srv/o/proj.git log -1 --format=%s holt/s1 >subject &&

@@ -86,6 +86,7 @@ test_expect_success HTTPD 'holt pr pushes from the jail, with no warning' '
 
 test_expect_success HTTPD,USERNS 'a running push sees the workspace and the system only; its environment holds no token' '
 	stall_server stallport 30 &&
+	test_when_finished "kill $stallpid" &&
 	test_wait_for 50 "test -s stallport" &&
 	HOLT_GIT_TOKEN=$TOKEN git_session s2 "$URL" main &&
 	sed -i "s|127.0.0.1:$PORT|127.0.0.1:$(cat stallport)|" \
@@ -94,6 +95,7 @@ test_expect_success HTTPD,USERNS 'a running push sees the workspace and the syst
 	echo stall >>"$ws/a.txt" &&
 	{ HOLT_GIT_TIMEOUT=20 HOLT_GIT_TOKEN=$TOKEN holt pr -t s2 >/dev/null 2>prerr & } &&
 	prpid=$! &&
+	test_when_finished "kill $prpid" &&
 	: the push child is the leaf whose root holds the workspace &&
 	test_wait_for 100 "descendants $prpid >pids &&
 		for p in \$(cat pids); do
@@ -114,11 +116,7 @@ test_expect_success HTTPD,USERNS 'a running push sees the workspace and the syst
 	ls -A /proc/$child/root$HOLT_HOME/data >seen &&
 	echo sandboxes >expect && test_cmp expect seen &&
 	: and it cannot be written, but for the workspace &&
-	test_must_fail touch /proc/$child/root/new-file 2>/dev/null &&
-	rc=0 || rc=$?
-	kill $prpid $stallpid 2>/dev/null
-	wait $prpid $stallpid
-	(exit $rc)
+	test_must_fail touch /proc/$child/root/new-file 2>/dev/null
 '
 
 test_expect_success HTTPD 'alternates to a host object store: holt pr refuses, nothing sent' '
@@ -183,8 +181,9 @@ test_expect_success HTTPD,USERNS,STRACE 'the traced push opens nothing of the ho
 	ws=$(git_ws s1) &&
 	echo "$TRASH_DIRECTORY/hostrepo/.git/objects" >"$ws/.git/objects/info/alternates" &&
 	secret=$(git -C hostrepo rev-parse HEAD) &&
-	HOLT_GIT_TOKEN=$TOKEN strace -f -s 4096 -e trace=%file,%process -o trace \
-		"$GIT_TOOL" push -u "$ws" "$secret" traced "$URL" 2>err;
+	HOLT_GIT_TOKEN=$TOKEN test_must_fail strace -f -s 4096 -e trace=%file,%process -o trace \
+		"$GIT_TOOL" push -u "$ws" "$secret" traced "$URL" 2>err &&
+	grep "commit .$secret.: not in the workspace" err &&
 	grep "chroot(\"[^\"]*\") *= 0" trace &&
 	: libgit2 looked for the store, in the jail, and did not find it &&
 	grep -F "\"$TRASH_DIRECTORY/hostrepo/.git/objects\"" trace | grep "= -1 ENOENT" &&
@@ -253,8 +252,9 @@ test_expect_success 'control: the local push unconfined and unchecked leaks the 
 test_expect_success USERNS,STRACE 'the traced local push opens nothing of the host store, and chroots' '
 	ws=$(git_ws l1) &&
 	secret=$(git -C hostrepo rev-parse HEAD) &&
-	strace -f -s 4096 -e trace=%file,%process -o ltrace \
-		"$GIT_TOOL" push-local -u "$ws" "$secret" traced "$TRASH_DIRECTORY/local" 2>err;
+	test_must_fail strace -f -s 4096 -e trace=%file,%process -o ltrace \
+		"$GIT_TOOL" push-local -u "$ws" "$secret" traced "$TRASH_DIRECTORY/local" 2>err &&
+	grep "commit .$secret.: not in the workspace" err &&
 	grep "chroot(\"[^\"]*\") *= 0" ltrace &&
 	grep -F "\"$TRASH_DIRECTORY/hostrepo/.git/objects\"" ltrace | grep "= -1 ENOENT" &&
 	! grep -F "$TRASH_DIRECTORY/hostrepo" ltrace | grep -v "= -1 ENOENT" &&
