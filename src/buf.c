@@ -74,6 +74,8 @@ buf_vaddf(struct buf *b, const char *fmt, va_list ap)
 	va_list	 aq;
 	int	 n;
 
+	if (fmt == NULL)	/* also tells -fsanitize=undefined builds */
+		BUG();
 	va_copy(aq, ap);
 	n = vsnprintf(NULL, 0, fmt, aq);
 	va_end(aq);
