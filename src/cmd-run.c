@@ -23,6 +23,7 @@ struct run_state {
 	char			*reason_buf;
 	struct event		*ev_stdin;
 	struct event		*ev_int;
+	struct event		*ev_term;
 	int			 waiting;	/* for a line on stdin */
 	int			 eof;
 	struct buf		 line;
@@ -293,11 +294,8 @@ cmd_run_exec(int argc, char **argv)
 	}
 	rs.ev_int = evsignal_new(rs.base, SIGINT, run_sigint, &rs);
 	event_add(rs.ev_int, NULL);
-	{
-		struct event *ev_term = evsignal_new(rs.base, SIGTERM,
-		    run_sigint, &rs);
-		event_add(ev_term, NULL);
-	}
+	rs.ev_term = evsignal_new(rs.base, SIGTERM, run_sigint, &rs);
+	event_add(rs.ev_term, NULL);
 
 	if (resume == NULL) {
 		/* The events of creation come first on the stream too. */
@@ -344,6 +342,7 @@ cmd_run_exec(int argc, char **argv)
 	if (rs.ev_stdin != NULL)
 		event_free(rs.ev_stdin);
 	event_free(rs.ev_int);
+	event_free(rs.ev_term);
 	event_free(rs.ev_answer);
 	event_base_free(rs.base);
 	free(rs.reason_buf);

@@ -3546,7 +3546,8 @@ git_job_progress(struct git_job *job, git_progress_cb cb, void *arg)
 		buf_add(&job->pin, chunk, n);
 		any = 1;
 	}
-	while ((nl = memchr(job->pin.data, '\n', job->pin.len)) != NULL) {
+	while (job->pin.len > 0 &&
+	    (nl = memchr(job->pin.data, '\n', job->pin.len)) != NULL) {
 		*nl = '\0';
 		if (cb != NULL && sscanf(job->pin.data, "%u %u %llu", &got,
 		    &total, &bytes) == 3)
