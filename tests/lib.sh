@@ -16,6 +16,9 @@ test_name=$(basename "$0" .sh)
 : "${HOLT_SRC_DIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${HOLT_BUILD_DIR:=$HOLT_SRC_DIR}"
 TEST_DIRECTORY=$HOLT_SRC_DIR/tests
+# Builds with --enable-asan: leaks of others' libraries (tests/lsan.supp).
+LSAN_OPTIONS="suppressions=$TEST_DIRECTORY/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+export LSAN_OPTIONS
 TRASH_DIRECTORY=$HOLT_BUILD_DIR/tests/trash.$test_name
 export HOLT_SRC_DIR HOLT_BUILD_DIR TEST_DIRECTORY TRASH_DIRECTORY
 
