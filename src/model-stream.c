@@ -181,7 +181,8 @@ model_stream_build(struct model_stream *ms)
 	int			 n = 0;
 	char			*id;
 
-	qsort(ms->slots, ms->nslots, sizeof *ms->slots, model_slot_cmp);
+	if (ms->nslots > 1)
+		qsort(ms->slots, ms->nslots, sizeof *ms->slots, model_slot_cmp);
 	calls = cJSON_CreateArray();
 	for (i = 0; i < ms->nslots; i++) {
 		s = &ms->slots[i];

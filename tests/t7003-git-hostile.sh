@@ -127,7 +127,7 @@ assert \"extra.txt\" not in f
 '
 
 test_expect_success STRACE 'holt diff opens nothing outside the workspace' '
-	strace -f -s 4096 -e trace=%file,%process -o trace holt diff -t s1 >/dev/null &&
+	ASAN_OPTIONS=detect_leaks=0 strace -f -s 4096 -e trace=%file,%process -o trace holt diff -t s1 >/dev/null &&
 	outside_accesses trace >outside &&
 	{ test ! -s outside || { cat outside; false; }; }
 '
@@ -148,7 +148,7 @@ test_expect_success 'holt commit: the workspace files, nothing run' '
 test_expect_success STRACE 'holt commit and pr --local open nothing outside (bar the target)' '
 	ws=$(git_ws s1) &&
 	echo more >>"$ws/a.txt" &&
-	strace -f -s 4096 -e trace=%file,%process -o trace holt commit -t s1 -m more >/dev/null &&
+	ASAN_OPTIONS=detect_leaks=0 strace -f -s 4096 -e trace=%file,%process -o trace holt commit -t s1 -m more >/dev/null &&
 	outside_accesses trace >outside &&
 	{ test ! -s outside || { cat outside; false; }; }
 '
@@ -254,7 +254,7 @@ assert [l[\"text\"] for l in m[\"hunks\"][0][\"lines\"]] == [\"Subproject commit
 '
 
 test_expect_success STRACE 'the submodule and symlink workspace: no access outside' '
-	strace -f -s 4096 -e trace=%file,%process -o trace holt diff -t s2 >/dev/null &&
+	ASAN_OPTIONS=detect_leaks=0 strace -f -s 4096 -e trace=%file,%process -o trace holt diff -t s2 >/dev/null &&
 	outside_accesses trace >outside &&
 	{ test ! -s outside || { cat outside; false; }; }
 '

@@ -352,7 +352,8 @@ tree_git_compute(struct gitjob *j)
 		j->marks[j->nmarks].mark = mark;
 		j->nmarks++;
 	}
-	qsort(j->marks, j->nmarks, sizeof *j->marks, tree_mark_cmp);
+	if (j->nmarks > 1)
+		qsort(j->marks, j->nmarks, sizeof *j->marks, tree_mark_cmp);
 out:
 	git_status_list_free(list);
 	git_tree_free(base);

@@ -304,6 +304,8 @@ main(int argc, char **argv)
 	if ((st.m = model_new(argv[optind], base_url, &cause)) == NULL) {
 		printf("model_new: %s\n", cause);
 		free(cause);
+		cJSON_Delete(st.messages);
+		cJSON_Delete(st.tools);
 		return EXIT_USAGE;
 	}
 	st.base = event_base_new();
