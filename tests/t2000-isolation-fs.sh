@@ -149,7 +149,7 @@ test_expect_success 'a symlink planted in the workspace leads nowhere on the hos
 test_expect_success PYTHON 'file ops do not follow magic links to envd'"'"'s fds' '
 	holt sandbox exec "$sbx" -- sh -c "cd /workspace &&
 		for n in 3 4 5 6 7 8 9; do
-			ln -sf /proc/1/fd/\$n p1-\$n && ln -sf /proc/self/fd/\$n ps-\$n
+			ln -sf /proc/1/fd/\$n p1-\$n && ln -sf /proc/self/fd/\$n ps-\$n || exit 1
 		done && ln -sf /proc/1/root r1 && ln -sf /proc/1/cwd c1" &&
 	echo EVIL >evil &&
 	ls -R "$HOLT_HOME/data/sandboxes/$sbx/run" >run-before &&
