@@ -30,6 +30,9 @@ fake_stop() {
 	test -f "$TRASH_DIRECTORY/fake.pid" &&
 	kill "$(cat "$TRASH_DIRECTORY/fake.pid")" 2>/dev/null
 	rm -f "$TRASH_DIRECTORY/fake.pid"
+	# $! may have been a wrapper's pid (a python3 that is a version
+	# manager's shim execs the interpreter as another process).
+	pkill -f "fake-server.py --socket $FAKE_SOCKET " 2>/dev/null
 	return 0
 }
 
