@@ -884,6 +884,28 @@ struct zygote_hdr {
 	uint32_t	 envc;
 };
 
+/*
+ * In a new shim, before shim(): a session of its own, FDS as 0 to 3 (stdin,
+ * stdout, stderr, the report pipe; with PTY, 0 to 2 are the terminal, made
+ * the controlling one) and no other descriptor.
+ */
+static void
+shim_stdio(const int fds[ZYGOTE_NFDS], int pty)
+{
+	int	 i;
+
+	setsid();
+	for (i = 0; i < ZYGOTE_NFDS; i++) {
+		if (fds[i] == i)	/* kept across exec all the same */
+			fcntl(i, F_SETFD, 0);
+		else if (dup2(fds[i], i) == -1)
+			_exit(126);
+	}
+	if (pty)
+		ioctl(0, TIOCSCTTY, 0);
+	close_range(ZYGOTE_NFDS, ~0U, 0);
+}
+
 /* One request's message: the bytes and the descriptors attached. */
 struct zygote_msg {
 	struct msghdr	 mh;
@@ -966,14 +988,7 @@ zygote_child(int ctl)
 	for (j = 0; j < h.argc; j++)
 		argv[j] = zygote_str(&s, end);
 
-	setsid();
-	for (i = 0; i < ZYGOTE_NFDS; i++) {
-		if (dup2(fds[i], i) == -1)	/* 3: the socket goes */
-			_exit(126);
-	}
-	if (h.pty)
-		ioctl(0, TIOCSCTTY, 0);
-	close_range(ZYGOTE_NFDS, ~0U, 0);
+	shim_stdio(fds, h.pty);		/* fd 3, the socket, goes */
 	for (j = 0; j < h.envc; j++) {
 		k = zygote_str(&s, end);
 		setenv(k, zygote_str(&s, end), 1);
@@ -1152,23 +1167,7 @@ proc_spawn(const cJSON *req, char **cause)
 	}
 	else if (pid == 0) {
 		child_setup_common();
-		setsid();
-		if (master != -1) {
-			ioctl(slave, TIOCSCTTY, 0);
-			dup2(slave, 0);
-			dup2(slave, 1);
-			dup2(slave, 2);
-		} else {
-			dup2(i[0], 0);
-			dup2(o[1], 1);
-			dup2(er[1], 2);
-		}
-		/* fd 3: where the shim reports how the command ended. */
-		if (sp[1] == 3)
-			fcntl(3, F_SETFD, 0);
-		else if (dup2(sp[1], 3) == -1)
-			_exit(126);
-		close_range(4, ~0U, 0);
+		shim_stdio(zfds, master != -1);
 		cJSON_ArrayForEach(e, env) {
 			if (cJSON_IsString(e) && e->string != NULL)
 				setenv(e->string, e->valuestring, 1);

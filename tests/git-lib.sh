@@ -10,6 +10,8 @@
 #	stall_server FILE SECONDS	a loopback server that accepts and
 #					never answers, for SECONDS; its port
 #					in FILE, its pid in $stallpid
+#	descendants PID			the processes under PID, itself
+#					included, deepest first
 
 GIT_TOOL=${GIT_TOOL:-$HOLT_BUILD_DIR/tests/git-tool}
 git_tool() {
@@ -71,4 +73,25 @@ git_base() {
 # A JSON query: python3 -c over stdin (jq is not always there).
 json_q() {
 	python3 -c "import json,sys; d=json.load(sys.stdin); $1"
+}
+
+# The processes under pid $1 (itself included), deepest first.
+descendants() {
+	python3 - "$1" <<-\EOF
+	import os, sys
+	kids = {}
+	for p in os.listdir("/proc"):
+	    if p.isdigit():
+	        try:
+	            ppid = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1]
+	        except OSError:
+	            continue
+	        kids.setdefault(ppid, []).append(p)
+	out, todo = [], [(sys.argv[1], 0)]
+	while todo:
+	    p, d = todo.pop()
+	    out.append((d, p))
+	    todo += [(k, d + 1) for k in kids.get(p, [])]
+	print("\n".join(p for d, p in sorted(out, reverse=True)))
+	EOF
 }

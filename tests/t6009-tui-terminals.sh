@@ -22,6 +22,29 @@ fits() {
 
 # inner CMD: what runs inside screen or ssh: the screen, then its exit
 # status and whether the terminal is sane again, in files.
+# follows_resize W FIT TEXT SMALL BIG (sizes COLSxROWS): at FIT the screen
+# fills window W and shows TEXT, at SMALL it says it is too small, at BIG it
+# draws again.
+follows_resize() {
+	$TUI_TMUX resize-window -t "$1" -x "${2%x*}" -y "${2#*x}" &&
+	test_wait_for 50 "fits $1 ${2%x*}" &&
+	tui_wait "$1" "$3" &&
+	$TUI_TMUX resize-window -t "$1" -x "${4%x*}" -y "${4#*x}" &&
+	tui_wait "$1" "$4, need 80x24" &&
+	$TUI_TMUX resize-window -t "$1" -x "${5%x*}" -y "${5#*x}" &&
+	tui_gone "$1" "terminal too small" &&
+	test_wait_for 50 "fits $1 ${5%x*}"
+}
+
+# detached_sane NAME: after C-b d, holt attach (run by inner NAME) exited 0
+# and left its terminal in canonical mode with echo.
+detached_sane() {
+	test_wait_for 50 "test -s $1.stty" &&
+	test "$(cat "$1.exit")" = 0 &&
+	tr " " "\n" <"$1.stty" | grep -qx icanon &&
+	tr " " "\n" <"$1.stty" | grep -qx echo
+}
+
 inner() {
 	echo "cd '$TRASH_DIRECTORY' && LC_ALL=C.UTF-8 HOLT_HOME='$HOLT_HOME' $ATTACH;" \
 		"echo \$? >$1.exit; stty -a >$1.stty"
@@ -62,22 +85,12 @@ test_expect_success TMUX,SCREEN 'inside GNU screen the screen draws' '
 '
 
 test_expect_success TMUX,SCREEN 'inside GNU screen it follows a resize' '
-	$TUI_TMUX resize-window -t a -x 120 -y 40 &&
-	test_wait_for 50 "fits a 120" &&
-	tui_wait a "the answer is here" &&
-	$TUI_TMUX resize-window -t a -x 60 -y 20 &&
-	tui_wait a "60x20, need 80x24" &&
-	$TUI_TMUX resize-window -t a -x 160 -y 50 &&
-	tui_gone a "terminal too small" &&
-	test_wait_for 50 "fits a 160"
+	follows_resize a 120x40 "the answer is here" 60x20 160x50
 '
 
 test_expect_success TMUX,SCREEN 'inside GNU screen C-b d detaches; both terminals are sane' '
 	tui_keys a C-b d &&
-	test_wait_for 50 "test -s screen.stty" &&
-	test "$(cat screen.exit)" = 0 &&
-	tr " " "\n" <screen.stty | grep -qx icanon &&
-	tr " " "\n" <screen.stty | grep -qx echo &&
+	detached_sane screen &&
 	tui_wait a "screen is terminating" &&
 	tui_wait a "tty=sane" &&
 	sent_wait "type=detach" &&
@@ -135,22 +148,12 @@ test_expect_success TMUX,SSHD 'over ssh the screen draws' '
 '
 
 test_expect_success TMUX,SSHD 'over ssh it follows a resize' '
-	$TUI_TMUX resize-window -t b -x 100 -y 30 &&
-	test_wait_for 50 "fits b 100" &&
-	tui_wait b "hello from far away" &&
-	$TUI_TMUX resize-window -t b -x 70 -y 20 &&
-	tui_wait b "70x20, need 80x24" &&
-	$TUI_TMUX resize-window -t b -x 180 -y 50 &&
-	tui_gone b "terminal too small" &&
-	test_wait_for 50 "fits b 180"
+	follows_resize b 100x30 "hello from far away" 70x20 180x50
 '
 
 test_expect_success TMUX,SSHD 'over ssh C-b d detaches; both terminals are sane' '
 	tui_keys b C-b d &&
-	test_wait_for 50 "test -s ssh.stty" &&
-	test "$(cat ssh.exit)" = 0 &&
-	tr " " "\n" <ssh.stty | grep -qx icanon &&
-	tr " " "\n" <ssh.stty | grep -qx echo &&
+	detached_sane ssh &&
 	tui_wait b "detached (from session s)" &&
 	tui_wait b "exit=0" &&
 	tui_wait b "tty=sane"

@@ -61,27 +61,6 @@ test_expect_success HTTPD 'a token in the URL is used, and not saved' '
 	! grep -r -a -F "$TOKEN" ws3
 '
 
-# The processes under pid $1 (itself included).
-descendants() {
-	python3 - "$1" <<-\EOF
-	import os, sys
-	kids = {}
-	for p in os.listdir("/proc"):
-	    if p.isdigit():
-	        try:
-	            ppid = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1]
-	        except OSError:
-	            continue
-	        kids.setdefault(ppid, []).append(p)
-	out, todo = [], [sys.argv[1]]
-	while todo:
-	    p = todo.pop()
-	    out.append(p)
-	    todo += kids.get(p, [])
-	print("\n".join(out))
-	EOF
-}
-
 test_expect_success HTTPD 'holt new --depth 1: a shallow clone of one commit, branch and base recorded' '
 	HOLT_GIT_TOKEN=$TOKEN holt new -d -s deep --model script:/dev/null \
 		--repo "$URL" --branch dev --depth 1 >name 2>err &&

@@ -26,26 +26,6 @@ if unshare -Urm true 2>/dev/null; then
 else
 	say "no user namespaces here: the push runs unconfined, jail tests skipped"
 fi
-# The processes under pid $1, deepest first (the push child is a leaf).
-descendants() {
-	python3 - "$1" <<-\EOF
-	import os, sys
-	kids = {}
-	for p in os.listdir("/proc"):
-	    if p.isdigit():
-	        try:
-	            ppid = open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1]
-	        except OSError:
-	            continue
-	        kids.setdefault(ppid, []).append(p)
-	out, todo = [], [(sys.argv[1], 0)]
-	while todo:
-	    p, d = todo.pop()
-	    out.append((d, p))
-	    todo += [(k, d + 1) for k in kids.get(p, [])]
-	print("\n".join(p for d, p in sorted(out, reverse=True)))
-	EOF
-}
 
 # A commit that exists only in a host repository outside the workspace: the
 # workspace's HEAD plus secret.txt. Prints its id.

@@ -83,12 +83,7 @@ tui_stop() {
 	$TUI_TMUX kill-server 2>/dev/null
 	# A screen that outlives its terminal (under --enable-asan one can hang
 	# in LeakSanitizer's exit check) is not left behind.
-	_n=20
-	while [ $_n -gt 0 ] && pgrep -f "tests/tui-attach -L $HOLT_SOCKET" >/dev/null
-	do
-		sleep 0.1
-		_n=$((_n - 1))
-	done
+	test_wait_for 20 "! pgrep -f 'tests/tui-attach -L $HOLT_SOCKET'" 2>/dev/null
 	pkill -9 -f "tests/tui-attach -L $HOLT_SOCKET" 2>/dev/null
 	return 0
 }
