@@ -96,6 +96,8 @@ static const struct key_binding keys_table[] = {
 	{ SCOPE_APPROVAL, FN(KEY_PPAGE), ACT_PAGE_UP, "scroll the diff up" },
 	{ SCOPE_APPROVAL, FN(KEY_NPAGE), ACT_PAGE_DOWN, "scroll the diff down" },
 	{ SCOPE_APPROVAL, '\t', ACT_WIDER, "rule prompt: use the wider rule" },
+	{ SCOPE_APPROVAL, KEYC_CTRL('o'), ACT_ARM,
+	    "answer a request that showed while you typed" },
 
 	{ SCOPE_DIFF, 'n', ACT_NEXT_HUNK, "next hunk" },
 	{ SCOPE_DIFF, 'p', ACT_PREV_HUNK, "previous hunk" },

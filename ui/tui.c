@@ -30,6 +30,8 @@
 #define TUI_MIN_ROWS	24
 #define TUI_READ_MAX	(256 * 1024)	/* server bytes per loop turn */
 #define TUI_INPUT_MAX	5		/* rows of the input line */
+#define TUI_TYPING_MS	500	/* a key this recent: the user is typing */
+#define TUI_QUIET_MS	1000	/* quiet this long: a guarded modal arms */
 
 
 struct tui {
@@ -56,6 +58,7 @@ struct tui {
 	int		 overlay_on;
 	int		 overlay_dirty;
 	int		 modal_dirty;
+	uint64_t	 last_typed;	/* a key went to the panes (ms) */
 
 	int		 prompt_on;
 	char		*prompt_label;
@@ -349,6 +352,14 @@ tui_demo_mode(int on)
 	tui_demo = on;
 }
 
+/* The user is typing: the input has text or a key went to it just now. */
+static int
+tui_typing(struct tui *t)
+{
+	return view_input_len(&t->panes[PANE_INPUT]) > 0 ||
+	    mono_ms() - t->last_typed < TUI_TYPING_MS;
+}
+
 static void
 tui_dispatch_event(struct tui *t, const cJSON *ev, int live)
 {
@@ -360,6 +371,7 @@ tui_dispatch_event(struct tui *t, const cJSON *ev, int live)
 			t->panes[i].view->event(&t->panes[i], ev, live);
 	}
 	approval_event(t->approval, ev);
+	approval_check(t->approval, tui_typing(t));
 	t->status_dirty = 1;
 	t->modal_dirty = 1;
 	if (tui_demo && live && type != NULL &&
@@ -378,6 +390,7 @@ tui_set_state(struct tui *t, const cJSON *st)
 	cJSON_Delete(t->state);
 	t->state = cJSON_Duplicate(st, 1);
 	approval_state(t->approval, t->state);
+	approval_check(t->approval, tui_typing(t));
 	t->modal_dirty = 1;
 	ws = json_str(t->state, "workspace");
 	base = json_str(t->state, "base_commit");
@@ -1269,11 +1282,22 @@ tui_key(struct tui *t, int key)
 		t->overlay_dirty = 1;
 		return;
 	}
-	if (approval_count(t->approval) > 0 && approval_key(t->approval, key)) {
-		t->modal_dirty = 1;
-		t->status_dirty = 1;
-		return;
+	if (approval_count(t->approval) > 0) {
+		approval_check(t->approval, tui_typing(t));
+		if (approval_guarded(t->approval) &&
+		    keys_lookup(SCOPE_APPROVAL, key) == ACT_ARM) {
+			approval_arm(t->approval);
+			t->modal_dirty = 1;
+			return;
+		}
+		if (!approval_guarded(t->approval) &&
+		    approval_key(t->approval, key)) {
+			t->modal_dirty = 1;
+			t->status_dirty = 1;
+			return;
+		}
 	}
+	t->last_typed = mono_ms();
 	p = &t->panes[t->focus];
 	a = keys_lookup(p->view->scope, key);
 	if (a == ACT_NONE && p->view->scope != SCOPE_INPUT)
@@ -1428,6 +1452,13 @@ tui_tick(struct tui *t)
 	}
 	if (st != NULL && strcmp(st, "working") == 0)
 		t->status_dirty = 1;
+	/* A guarded request arms itself once the typing has stopped. */
+	if (approval_guarded(t->approval) &&
+	    view_input_len(&t->panes[PANE_INPUT]) == 0 &&
+	    now - t->last_typed >= TUI_QUIET_MS) {
+		approval_arm(t->approval);
+		t->modal_dirty = 1;
+	}
 	tui_job_collect(t);
 	/*
 	 * A stream of output leaves the heap full of freed frames and parse

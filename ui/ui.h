@@ -116,6 +116,7 @@ enum ui_action {
 	ACT_SEND, ACT_NEWLINE, ACT_HISTORY_UP, ACT_HISTORY_DOWN, ACT_CLEAR,
 	/* approval */
 	ACT_ALLOW, ACT_ALWAYS, ACT_DENY, ACT_EDIT, ACT_MESSAGE, ACT_WIDER,
+	ACT_ARM,
 	/* diff */
 	ACT_NEXT_HUNK, ACT_PREV_HUNK, ACT_REVERT, ACT_COMMENT, ACT_YES, ACT_NO,
 	ACT_COMMIT, ACT_PR, ACT_PR_LOCAL
@@ -266,6 +267,14 @@ void	 approval_state(struct approval *, const cJSON *state);
 int	 approval_count(struct approval *);
 int	 approval_height(struct approval *, int w);	/* rows wanted */
 int	 approval_key(struct approval *, int key);	/* 1 if taken */
+/*
+ * After the queue may have changed: a new head request is guarded when
+ * TYPING (the input has text or a key went to it just now). A guarded
+ * request takes no key until approval_arm (C-o, or a quiet second).
+ */
+void	 approval_check(struct approval *, int typing);
+int	 approval_guarded(struct approval *);
+void	 approval_arm(struct approval *);
 void	 approval_draw(struct approval *, WINDOW *, int w, int h);
 
 /* view-tree.c: the workspace moved or git state may have changed. */
@@ -273,6 +282,9 @@ void	 view_tree_set_root(struct pane *, const char *workspace,
 	     const char *base);
 /* The server's "files" message: these directories (relative) changed. */
 void	 view_tree_changed(struct pane *, const cJSON *dirs, int all);
+
+/* view-input.c: bytes in the input line (0: empty). */
+size_t	 view_input_len(struct pane *);
 
 /* view-output.c: counts for tests and the bench. */
 size_t	 view_output_lines(struct pane *);

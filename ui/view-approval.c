@@ -9,6 +9,11 @@
  * The queue is the session's "pending" list from the server, kept current by
  * approval.needed and approval.decided events; any client's answer removes a
  * request from every client.
+ *
+ * A request that shows while the user is typing is guarded: it takes no
+ * answer key, so the next "y" or "n" of a sentence never answers a command
+ * the user has not read. The keys go on to the input as before; C-o (or a
+ * second of quiet with an empty input) arms the modal.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +26,8 @@ struct approval {
 	char		*prompt_id;	/* request the open prompt is for */
 	int		 wider;		/* the rule prompt shows the wider rule */
 	int		 scroll;	/* diff rows scrolled */
+	char		*head_seen;	/* request_id of the head last checked */
+	int		 guarded;	/* it showed while the user typed */
 };
 
 struct approval *
@@ -40,6 +47,7 @@ approval_free(struct approval *a)
 		return;
 	cJSON_Delete(a->queue);
 	free(a->prompt_id);
+	free(a->head_seen);
 	free(a);
 }
 
@@ -116,6 +124,36 @@ static const cJSON *
 approval_head(struct approval *a)
 {
 	return cJSON_GetArrayItem(a->queue, 0);
+}
+
+void
+approval_check(struct approval *a, int typing)
+{
+	const char	*id = json_str(approval_head(a), "request_id");
+
+	if (id == NULL) {
+		free(a->head_seen);
+		a->head_seen = NULL;
+		a->guarded = 0;
+		return;
+	}
+	if (a->head_seen != NULL && strcmp(a->head_seen, id) == 0)
+		return;
+	free(a->head_seen);
+	a->head_seen = xstrdup(id);
+	a->guarded = typing;
+}
+
+int
+approval_guarded(struct approval *a)
+{
+	return a != NULL && approval_count(a) > 0 && a->guarded;
+}
+
+void
+approval_arm(struct approval *a)
+{
+	a->guarded = 0;
 }
 
 static void
@@ -209,7 +247,7 @@ approval_key(struct approval *a, int key)
 	if (r == NULL)
 		return 0;
 	act = keys_lookup(SCOPE_APPROVAL, key);
-	if (act == ACT_NONE || act == ACT_WIDER)
+	if (act == ACT_NONE || act == ACT_WIDER || act == ACT_ARM)
 		return 0;
 	if (tui_readonly(a->tui)) {
 		tui_flash(a->tui, "read-only: another client answers");
@@ -393,6 +431,9 @@ approval_draw(struct approval *a, WINDOW *win, int w, int h)
 	}
 	if (tui_readonly(a->tui))
 		s = "read-only: another client answers";
+	else if (a->guarded)
+		s = "you were typing: keys go on to the input · C-o to answer "
+		    "this request";
 	else
 		s = "y allow once · a always · n deny · e edit · m deny with "
 		    "a message";

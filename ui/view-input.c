@@ -215,6 +215,14 @@ view_input_key(struct pane *p, int key, enum ui_action a)
 	return 1;
 }
 
+size_t
+view_input_len(struct pane *p)
+{
+	struct input	*in = p->data;
+
+	return in != NULL ? in->text.len : 0;
+}
+
 const struct view view_input = {
 	"input", SCOPE_INPUT, view_input_init, view_input_free,
 	view_input_draw, view_input_key, view_input_resize, NULL, NULL
