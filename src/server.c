@@ -9,7 +9,13 @@
  * queued to every attached client; a client that stops reading loses the
  * live-only events (deltas, output past the logged part) first and is
  * dropped when its queue passes CLIENT_QUEUE_MAX, so one slow client cannot
- * grow the server without bound.
+ * grow the server without bound. The same limit holds for replies (a client
+ * that keeps asking for snapshots and never reads them).
+ *
+ * A client is dropped in many places (its queue is full while an event of
+ * its own request fans out, a bad frame, EOF): dropping only marks it dead
+ * and moves it off the list, and the loop frees it on its next round, so no
+ * caller ever holds a freed client.
  *
  * Requests come before bulk output: the listening socket and clients that
  * are not attached (holt ls, send, ...) have the loop's higher priority,
@@ -69,6 +75,7 @@ struct srv_client {
 	int			 readonly;
 	int			 files;		/* wants "files" messages */
 	struct srv_session	*attached;
+	int			 dead;		/* dropped, freed by srv_reap */
 	struct srv_client	*next;
 };
 
@@ -87,6 +94,8 @@ static struct event_base	*srv_base;
 static struct event		*srv_listener;
 static struct event		*srv_listener_pause;
 static struct srv_client	*srv_clients;
+static struct srv_client	*srv_dead;	/* dropped, not freed yet */
+static struct event		*srv_reaper;
 static struct srv_session	*srv_sessions;
 static unsigned int		 srv_next_id = 1;
 static char			*srv_path;
@@ -107,13 +116,34 @@ srv_client_attach(struct srv_client *c, struct srv_session *s)
 	    SRV_PRI_REQUEST);
 }
 
+/*
+ * Queue bytes to a client, or drop it if it has not read what it was sent
+ * before: 0 queued, -1 dropped (or dropped before).
+ */
+static int
+srv_queue(struct srv_client *c, const char *data, size_t len)
+{
+	if (c->dead)
+		return -1;
+	if (evbuffer_get_length(bufferevent_get_output(c->bev)) >
+	    CLIENT_QUEUE_MAX) {
+		srv_client_drop(c, "too slow: its queue is full");
+		return -1;
+	}
+	bufferevent_write(c->bev, data, len);
+	return 0;
+}
+
 static void
 srv_send(struct srv_client *c, cJSON *msg)
 {
 	struct evbuffer	*out;
 	char		*data;
 	size_t		 len;
+	int		 queued;
 
+	if (c->dead)
+		return;
 	if ((data = frame_encode(msg, &len)) == NULL) {
 		/* Only a reply can grow this big; say so instead of it. */
 		log_warnx("client %d: a reply too large for a frame",
@@ -124,8 +154,10 @@ srv_send(struct srv_client *c, cJSON *msg)
 		data = frame_encode(msg, &len);
 		cJSON_Delete(msg);
 	}
-	bufferevent_write(c->bev, data, len);
+	queued = srv_queue(c, data, len);
 	free(data);
+	if (queued != 0)
+		return;
 	/*
 	 * A reply to an unattached client is written now rather than when
 	 * the loop next gets round to it; what the socket does not take
@@ -213,13 +245,10 @@ srv_fanout(struct srv_session *s, const char *data, size_t len, int live_only)
 		if (c->attached != s)
 			continue;
 		queued = evbuffer_get_length(bufferevent_get_output(c->bev));
-		if (queued > CLIENT_QUEUE_MAX) {
-			srv_client_drop(c, "too slow: its queue is full");
+		if (live_only && queued > CLIENT_LIVE_MAX &&
+		    queued <= CLIENT_QUEUE_MAX)
 			continue;
-		}
-		if (live_only && queued > CLIENT_LIVE_MAX)
-			continue;
-		bufferevent_write(c->bev, data, len);
+		srv_queue(c, data, len);
 	}
 }
 
@@ -248,7 +277,7 @@ srv_watch_changed(void *arg, const cJSON *dirs, int all)
 	for (c = srv_clients; c != NULL; c = next) {
 		next = c->next;
 		if (c->attached == s && c->files)
-			bufferevent_write(c->bev, data, len);
+			srv_queue(c, data, len);
 	}
 	free(data);
 }
@@ -458,10 +487,11 @@ static void
 srv_session_close(struct srv_session *s)
 {
 	struct srv_session	**sp;
-	struct srv_client	*c;
+	struct srv_client	*c, *next;
 	cJSON			*msg;
 
-	for (c = srv_clients; c != NULL; c = c->next) {
+	for (c = srv_clients; c != NULL; c = next) {
+		next = c->next;		/* srv_send may drop c */
 		if (c->attached != s)
 			continue;
 		msg = cJSON_CreateObject();
@@ -789,12 +819,19 @@ fail:
 
 /* Clients. */
 
+/*
+ * Drop a client: off the list, no more callbacks, freed by srv_reap when
+ * the loop next comes round. Whoever is handling it may go on using it
+ * (srv_send and srv_queue ignore a dead client).
+ */
 static void
 srv_client_drop(struct srv_client *c, const char *why)
 {
 	struct srv_client	**cp;
 	struct srv_session	*s = c->attached;
 
+	if (c->dead)
+		return;
 	if (why != NULL)
 		log_warnx("client %u dropped: %s", c->id, why);
 	for (cp = &srv_clients; *cp != NULL; cp = &(*cp)->next) {
@@ -803,12 +840,31 @@ srv_client_drop(struct srv_client *c, const char *why)
 			break;
 		}
 	}
-	bufferevent_free(c->bev);
-	frame_decoder_release(&c->dec);
-	free(c);
+	c->dead = 1;
+	c->attached = NULL;
+	bufferevent_disable(c->bev, EV_READ | EV_WRITE);
+	bufferevent_setcb(c->bev, NULL, NULL, NULL, NULL);
+	c->next = srv_dead;
+	srv_dead = c;
+	if (srv_reaper != NULL)
+		event_active(srv_reaper, EV_TIMEOUT, 0);
 	if (s != NULL) {
 		srv_arm_approval_timer(s);
 		srv_session_watch(s);
+	}
+}
+
+/* Free the clients dropped since the loop last came round. */
+static void
+srv_reap(evutil_socket_t fd, short what, void *arg)
+{
+	struct srv_client	*c;
+
+	while ((c = srv_dead) != NULL) {
+		srv_dead = c->next;
+		bufferevent_free(c->bev);
+		frame_decoder_release(&c->dec);
+		free(c);
 	}
 }
 
@@ -820,7 +876,6 @@ srv_client_read(struct bufferevent *bev, void *arg)
 	cJSON			*req;
 	char			*cause = NULL, tmp[16384];
 	size_t			 n;
-	unsigned int		 id = c->id;
 	int			 rc;
 
 	while ((n = evbuffer_remove(in, tmp, sizeof tmp)) > 0 &&
@@ -839,14 +894,9 @@ srv_client_read(struct bufferevent *bev, void *arg)
 		}
 		srv_dispatch(c, req);
 		cJSON_Delete(req);
-		/* The request may have dropped this client. */
-		{
-			struct srv_client *x;
-			for (x = srv_clients; x != NULL && x->id != id; x = x->next)
-				;
-			if (x == NULL || srv_exiting)
-				return;
-		}
+		/* The request may have dropped this client (freed later). */
+		if (c->dead || srv_exiting)
+			return;
 	}
 }
 
@@ -981,6 +1031,8 @@ server_main(int foreground)
 	event_priority_set(srv_listener, SRV_PRI_REQUEST);
 	event_add(srv_listener, NULL);
 	srv_listener_pause = evtimer_new(srv_base, srv_accept_resume, NULL);
+	srv_reaper = event_new(srv_base, -1, 0, srv_reap, NULL);
+	event_priority_set(srv_reaper, SRV_PRI_REQUEST);
 	ev_term = evsignal_new(srv_base, SIGTERM, srv_signal, NULL);
 	ev_int = evsignal_new(srv_base, SIGINT, srv_signal, NULL);
 	ev_hup = evsignal_new(srv_base, SIGHUP, srv_signal, NULL);
@@ -1004,6 +1056,9 @@ server_main(int foreground)
 
 	while (srv_clients != NULL)
 		srv_client_drop(srv_clients, NULL);
+	srv_reap(-1, 0, NULL);
+	event_free(srv_reaper);
+	srv_reaper = NULL;
 	while (srv_sessions != NULL) {
 		struct srv_session *s = srv_sessions;
 		srv_sessions = s->next;

@@ -3,6 +3,8 @@
 # make_repo DIR: a small git repository with a failing unit test.
 # write_policy: a fixed user policy, so verdicts do not depend on defaults.
 # events_of FILE TYPE: the events of one type, one JSON per line.
+# append_big_outputs NAME N: N logged tool.output events of 65000 bytes
+#   appended to session NAME's log (the server stopped), for big snapshots.
 
 make_repo() {
 	mkdir -p "$1" &&
@@ -43,4 +45,18 @@ session_log() {
 # Count sandboxes on disk.
 count_sandboxes() {
 	ls "$HOLT_HOME/data/sandboxes" 2>/dev/null | grep -c '^sbx-'
+}
+
+append_big_outputs() {
+	python3 - "$(session_log "$1")" "$2" <<-\EOF
+	import json, sys
+	path, n = sys.argv[1], int(sys.argv[2])
+	seq = len(open(path).read().splitlines())
+	with open(path, "a") as f:
+	    for i in range(n):
+	        seq += 1
+	        f.write(json.dumps({"seq": seq, "ts": "2026-11-29T00:00:00.000Z",
+	            "type": "tool.output", "call_id": "c%d" % i,
+	            "stream": "stdout", "data": "x" * 65000}) + "\n")
+	EOF
 }

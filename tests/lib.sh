@@ -56,6 +56,11 @@ holt() {
 	"$HOLT_BUILD_DIR/holt" -L "$HOLT_SOCKET" "$@"
 }
 
+# The pid of this script's server, if one runs.
+server_pid() {
+	pgrep -f "holt -L $HOLT_SOCKET server -f" | head -n 1
+}
+
 say() {
 	echo "# $*"
 }

@@ -5,11 +5,18 @@
                                              frame as a JSON line
   proto-client.py SOCKET garbage KIND        send bad input: random, huge,
                                              half, before-hello, not-json
+  proto-client.py SOCKET flood N JSON...     hello, then the frames N times
+                                             over, never reading a reply;
+                                             prints "closed after K" when
+                                             the server drops it (within
+                                             --wait), else "still open"
+  proto-client.py SOCKET raw HEX             hello, then a frame whose body
+                                             is these bytes, as they are
 
 Options: --wait S (keep reading S seconds after the last request, default
 0.5), --until TYPE (stop once a frame of that type arrives).
 """
-import json, os, socket, struct, sys, time
+import json, os, select, socket, struct, sys, time
 
 def frame(obj):
     data = json.dumps(obj).encode()
@@ -73,6 +80,31 @@ def main():
         elif kind == "not-json":
             sock.sendall(frame({"type": "hello", "version": 1}))
             sock.sendall(struct.pack(">I", 5) + b"{{{{{")
+        read_frames(sock, wait, until)
+    elif mode == "flood":
+        n, reqs = int(args[2]), [frame(json.loads(a)) for a in args[3:]]
+        sock.sendall(frame({"type": "hello", "version": 1}))
+        sock.settimeout(30)
+        for i in range(n):
+            try:
+                for r in reqs:
+                    sock.sendall(r)
+            except OSError:
+                print("closed after %d" % i, flush=True)
+                return
+        # Still not reading: wait for the server to hang up on us.
+        poll = select.poll()
+        poll.register(sock, select.POLLRDHUP | select.POLLHUP)
+        end = time.time() + wait
+        while time.time() < end:
+            if poll.poll(100):
+                print("closed after %d" % n, flush=True)
+                return
+        print("sent %d, still open" % n, flush=True)
+    elif mode == "raw":
+        body = bytes.fromhex(args[2])
+        sock.sendall(frame({"type": "hello", "version": 1}))
+        sock.sendall(struct.pack(">I", len(body)) + body)
         read_frames(sock, wait, until)
     sock.close()
 

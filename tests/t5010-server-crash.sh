@@ -5,10 +5,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/lib-engine.sh"
 
-server_pid() {
-	pgrep -f "holt -L $HOLT_SOCKET server -f" | head -n 1
-}
-
 test_expect_success BWRAP 'setup' '
 	write_policy &&
 	cat >run.json <<-\EOF

@@ -102,17 +102,7 @@ test_expect_success BWRAP,PYTHON 'attach to a log bigger than a frame' '
 	holt new -d -s big --model script:/dev/null "hi" &&
 	test_wait_for 100 "holt log -t big | grep \"run finished\"" &&
 	holt kill-server &&
-	python3 - "$HOLT_HOME/data/sessions/big/events.jsonl" <<-\EOF &&
-	import json, sys
-	path = sys.argv[1]
-	seq = len(open(path).read().splitlines())
-	with open(path, "a") as f:
-	    for i in range(400):
-	        seq += 1
-	        f.write(json.dumps({"seq": seq, "ts": "2026-11-29T00:00:00.000Z",
-	            "type": "tool.output", "call_id": "c%d" % i,
-	            "stream": "stdout", "data": "x" * 65000}) + "\n")
-	EOF
+	append_big_outputs big 400 &&
 	holt ls >/dev/null &&
 	python3 attach.py "$HOLT_HOME/run/$HOLT_SOCKET" big >snap &&
 	cat snap &&

@@ -5,10 +5,6 @@
 # output, never the log).
 . "$(dirname "$0")/lib.sh"
 
-server_pid() {
-	pgrep -f "holt -L $HOLT_SOCKET server -f" | head -n 1
-}
-
 # Time holt ls N times while the flood runs (tests/ls-under-load.py, which
 # bench/server.sh also runs to measure the 100 ms budget): every ls must be
 # answered, and none starved. Speed is measured in bench/, not asserted

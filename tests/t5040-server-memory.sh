@@ -6,10 +6,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/lib-mock-llm.sh"
 
-server_pid() {
-	pgrep -f "holt -L $HOLT_SOCKET server -f" | head -n 1
-}
-
 # The server's mappings that name one of the libraries.
 server_maps() {
 	grep -E "$1" /proc/$(server_pid)/maps
