@@ -263,6 +263,28 @@ tool_output_text(struct tool_exec *te)
 	return buf_detach(&b, NULL);
 }
 
+/*
+ * grep names what it found in a directory "./NAME": the model gets the
+ * path it would give read_file, /workspace/DIR/NAME.
+ */
+static char *
+search_paths(const char *out, const char *dir)
+{
+	struct buf	 b = BUF_INIT;
+	const char	*p, *nl;
+
+	for (p = out; *p != '\0'; p = nl) {
+		nl = strchr(p, '\n');
+		nl = nl != NULL ? nl + 1 : p + strlen(p);
+		if (strncmp(p, "./", 2) == 0) {
+			buf_adds(&b, dir);
+			p++;
+		}
+		buf_add(&b, p, (size_t)(nl - p));
+	}
+	return buf_detach(&b, NULL);
+}
+
 static int
 tool_exec_reply(void *arg, const cJSON *f)
 {
@@ -318,7 +340,7 @@ tool_exec_reply(void *arg, const cJSON *f)
 			r.result = xprintf("search failed (exit %d)\n%s",
 			    r.exit_code, out);
 		else
-			r.result = xstrdup(out);
+			r.result = search_paths(out, te->path);
 		r.has_exit = 0;
 	} else {
 		r.result = xprintf("exit code %d%s%s\n%s", r.exit_code,
@@ -393,6 +415,19 @@ tool_start_tests(struct tool_exec *te)
 	free(cmd);
 }
 
+/*
+ * grep, on the file or directory envd resolved as read_file resolves a
+ * path ("within": no link leads out of /workspace, a FIFO or a device is
+ * refused), handed over open: a directory as the working directory, a file
+ * as stdin. grep -r follows no link below it and skips FIFOs and devices
+ * (-D skip). The pattern and the glob are arguments, never code.
+ */
+static const char search_script[] =
+    "if test -d /proc/self/fd/0; then "
+    "exec grep -rnIE -D skip --exclude-dir=.git --exclude-dir=node_modules "
+    "${2:+\"--include=$2\"} -e \"$1\" -- .; "
+    "else exec grep -nIEH -D skip --label=\"$3\" -e \"$1\" -; fi";
+
 static void
 tool_start_search(struct tool_exec *te)
 {
@@ -410,26 +445,20 @@ tool_start_search(struct tool_exec *te)
 		free(cause);
 		return;
 	}
-	/* argv, not a shell line: the pattern is data, never code. */
 	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", "exec");
 	argv = cJSON_AddArrayToObject(req, "argv");
-	cJSON_AddItemToArray(argv, cJSON_CreateString("grep"));
-	cJSON_AddItemToArray(argv, cJSON_CreateString("-rnIE"));
-	cJSON_AddItemToArray(argv, cJSON_CreateString("--exclude-dir=.git"));
-	cJSON_AddItemToArray(argv, cJSON_CreateString("--exclude-dir=node_modules"));
-	if (glob != NULL && *glob != '\0') {
-		char *inc = xprintf("--include=%s", glob);
-		cJSON_AddItemToArray(argv, cJSON_CreateString(inc));
-		free(inc);
-	}
-	cJSON_AddItemToArray(argv, cJSON_CreateString("-e"));
+	cJSON_AddItemToArray(argv, cJSON_CreateString("/bin/sh"));
+	cJSON_AddItemToArray(argv, cJSON_CreateString("-c"));
+	cJSON_AddItemToArray(argv, cJSON_CreateString(search_script));
+	cJSON_AddItemToArray(argv, cJSON_CreateString("search"));
 	cJSON_AddItemToArray(argv, cJSON_CreateString(pattern));
-	cJSON_AddItemToArray(argv, cJSON_CreateString("--"));
+	cJSON_AddItemToArray(argv, cJSON_CreateString(glob != NULL ? glob :
+	    ""));
 	cJSON_AddItemToArray(argv, cJSON_CreateString(path));
-	cJSON_AddStringToObject(req, "cwd", "/workspace");
+	cJSON_AddStringToObject(req, "within", path);
 	cJSON_AddNumberToObject(req, "timeout_ms", 60000);
-	free(path);
+	te->path = path;
 	tool_run(te, req);
 }
 
@@ -644,6 +673,8 @@ tool_list_reply(void *arg, const cJSON *f)
 			buf_addf(&out, "%s/\n", name);
 		else if (type != NULL && strcmp(type, "symlink") == 0)
 			buf_addf(&out, "%s@\n", name);
+		else if (type != NULL && strcmp(type, "other") == 0)
+			buf_addf(&out, "%s  (not a regular file)\n", name);
 		else
 			buf_addf(&out, "%s  (%.0f bytes)\n", name,
 			    json_num(e, "size", 0));

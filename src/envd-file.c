@@ -45,6 +45,12 @@ o2(int dirfd, const char *rel, int flags, mode_t mode)
 	struct open_how	 how;
 	int		 fd;
 
+	/*
+	 * O_NONBLOCK: opening a FIFO never waits for its other end (O_PATH
+	 * opens nothing, and openat2 refuses other flags beside it).
+	 */
+	if (!(flags & O_PATH))
+		flags |= O_NONBLOCK;
 	memset(&how, 0, sizeof how);
 	how.flags = (uint64_t)(flags | O_CLOEXEC);
 	how.mode = (flags & O_CREAT) ? mode : 0;
@@ -224,6 +230,56 @@ envd_file_open_dir(const char *path, char **abs, char **cause)
 	return fd;
 }
 
+/*
+ * Open path for reading: a regular file, or with dirs a directory too.
+ * Anything else is refused by name (a socket cannot even be opened: its
+ * kind is asked of an O_PATH descriptor). -1 + *cause.
+ */
+static int
+open_regular(const char *path, int dirs, struct stat *st, char **cause)
+{
+	int		 rootfd, fd, pfd;
+	char		*rel;
+
+	if (path_split(path, &rootfd, &rel, cause) != 0)
+		return -1;
+	fd = o2(rootfd, rel, O_RDONLY, 0);
+	if (fd == -1 && errno == ENXIO &&
+	    (pfd = o2(rootfd, rel, O_PATH, 0)) != -1) {
+		if (fstat(pfd, st) != 0)
+			st->st_mode = 0;
+		close(pfd);
+	} else if (fd == -1) {
+		*cause = xprintf("path '%s': %s", path, errno_text(errno));
+		free(rel);
+		return -1;
+	} else if (fstat(fd, st) != 0)
+		st->st_mode = 0;
+	free(rel);
+	if (fd != -1 && (S_ISREG(st->st_mode) ||
+	    (dirs && S_ISDIR(st->st_mode))))
+		return fd;
+	if (fd != -1)
+		close(fd);
+	*cause = xprintf("path '%s': %s, not a regular file%s (refused)", path,
+	    file_type_name(st->st_mode), dirs ? " or a directory" : "");
+	return -1;
+}
+
+int
+envd_file_open_within(const char *path, int *isdir, char **cause)
+{
+	struct stat	 st;
+	int		 fd;
+
+	if ((fd = open_regular(path, 1, &st, cause)) == -1)
+		return -1;
+	/* The command reads it as it would any file: blocking. */
+	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	*isdir = S_ISDIR(st.st_mode);
+	return fd;
+}
+
 static const char *
 type_name(mode_t m)
 {
@@ -234,6 +290,17 @@ type_name(mode_t m)
 	if (S_ISLNK(m))
 		return "symlink";
 	return "other";
+}
+
+/*
+ * Reading a FIFO or a device would wait for a writer that may never come,
+ * and every later request would wait behind it: refused.
+ */
+static cJSON *
+reply_special(const char *path, mode_t m)
+{
+	return reply_error("path '%s': %s, not a regular file (refused)", path,
+	    file_type_name(m));
 }
 
 static void
@@ -250,8 +317,8 @@ static cJSON *
 op_read(const cJSON *req)
 {
 	const char	*path = json_str(req, "path");
-	int		 rootfd, fd;
-	char		*rel, *cause, *data;
+	int		 fd;
+	char		*cause, *data;
 	struct stat	 st;
 	double		 off = json_num(req, "offset", 0);
 	double		 len = json_num(req, "length", ENVD_READ_MAX);
@@ -259,18 +326,10 @@ op_read(const cJSON *req)
 	size_t		 got = 0;
 	cJSON		*r;
 
-	if (path_split(path, &rootfd, &rel, &cause) != 0) {
+	if ((fd = open_regular(path, 0, &st, &cause)) == -1) {
 		r = reply_error("%s", cause);
 		free(cause);
 		return r;
-	}
-	fd = o2(rootfd, rel, O_RDONLY, 0);
-	free(rel);
-	if (fd == -1)
-		return reply_error("path '%s': %s", path, errno_text(errno));
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return reply_error("path '%s': not a regular file", path);
 	}
 	if (off < 0)
 		off = 0;
@@ -323,15 +382,23 @@ op_write(const cJSON *req)
 		return r;
 	}
 	mode = 0644;
-	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-	    S_ISREG(st.st_mode))
-		mode = st.st_mode & 07777;
+	if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISREG(st.st_mode))
+			mode = st.st_mode & 07777;
+		else if (!S_ISLNK(st.st_mode)) {
+			r = reply_special(path, st.st_mode);
+			goto out;
+		}
+	}
 	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(req, "mode")))
 		mode = (mode_t)json_num(req, "mode", 0644) & 07777;
 	if (append) {
 		fd = openat(dfd, base, O_WRONLY | O_APPEND | O_CREAT |
-		    O_NOFOLLOW | O_CLOEXEC, mode);
-		if (fd == -1 || file_write_all(fd, b.data, b.len) != 0) {
+		    O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, mode);
+		if (fd != -1 && fstat(fd, &st) == 0 && !S_ISREG(st.st_mode)) {
+			r = reply_special(path, st.st_mode);
+			close(fd);
+		} else if (fd == -1 || file_write_all(fd, b.data, b.len) != 0) {
 			r = reply_error("path '%s': %s", path,
 			    strerror(errno));
 			if (fd != -1)
@@ -566,7 +633,7 @@ copy_file(int d1, const char *b1, int d2, const char *b2)
 	struct stat	 st;
 	ssize_t		 n;
 
-	in = openat(d1, b1, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	in = openat(d1, b1, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (in == -1)
 		return -1;
 	if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -629,7 +696,7 @@ op_move(const cJSON *req)
 		r = reply_ok();
 	else
 		r = reply_error("move '%s' to '%s': %s", from, to,
-		    errno == EXDEV ? "a directory cannot move between "
+		    errno == EXDEV ? "only a regular file can move between "
 		    "/workspace, /home/user and /tmp" : strerror(errno));
 	close(d1);
 	close(d2);

@@ -1099,7 +1099,7 @@ proc_spawn(const cJSON *req, char **cause)
 	struct proc	 *p;
 	int		  o[2] = { -1, -1 }, er[2] = { -1, -1 }, i[2] = { -1, -1 };
 	int		  sp[2], zfds[ZYGOTE_NFDS];
-	int		  master = -1, slave = -1;
+	int		  master = -1, slave = -1, wfd = -1, wdir = 0;
 	struct stat	  st;
 	struct winsize	  ws;
 	pid_t		  pid;
@@ -1108,18 +1108,40 @@ proc_spawn(const cJSON *req, char **cause)
 
 	if ((argv = argv_from(req, cause)) == NULL)
 		return NULL;
+	/*
+	 * "within": the command gets the resolved file as its stdin and, for
+	 * a directory, as its working directory, never the name, which a
+	 * link swapped in later could lead elsewhere.
+	 */
+	if ((s = json_str(req, "within")) != NULL) {
+		if (cJSON_IsObject(pty)) {
+			*cause = xstrdup("exec: within and pty exclude each "
+			    "other");
+			argv_free(argv);
+			return NULL;
+		}
+		if ((wfd = envd_file_open_within(s, &wdir, cause)) == -1) {
+			argv_free(argv);
+			return NULL;
+		}
+	}
 	s = json_str(req, "cwd");
-	if (s == NULL || *s == '\0')
+	if (wfd != -1 && wdir)
+		cwd = xstrdup("/proc/self/fd/0");
+	else if (s == NULL || *s == '\0')
 		cwd = xstrdup("/workspace");
 	else if (*s != '/')
 		cwd = xprintf("/workspace/%s", s);
 	else
 		cwd = xstrdup(s);
-	if (stat(cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+	if (!(wfd != -1 && wdir) && (stat(cwd, &st) != 0 ||
+	    !S_ISDIR(st.st_mode))) {
 		*cause = xprintf("cwd '%s': %s", cwd, errno != 0 &&
 		    !S_ISDIR(st.st_mode) ? "not a directory" : strerror(errno));
 		free(cwd);
 		argv_free(argv);
+		if (wfd != -1)
+			close(wfd);
 		return NULL;
 	}
 	if (cJSON_IsObject(pty)) {
@@ -1150,7 +1172,7 @@ proc_spawn(const cJSON *req, char **cause)
 		fatal("pipe2");
 	since = boot_ticks();
 	since = since > 0 ? since - 1 : 0;	/* the kernel's rounding */
-	zfds[0] = master != -1 ? slave : i[0];
+	zfds[0] = master != -1 ? slave : wfd != -1 ? wfd : i[0];
 	zfds[1] = master != -1 ? slave : o[1];
 	zfds[2] = master != -1 ? slave : er[1];
 	zfds[3] = sp[1];
@@ -1161,6 +1183,8 @@ proc_spawn(const cJSON *req, char **cause)
 		*cause = xprintf("fork: %s", strerror(errno));
 		close(sp[0]);
 		close(sp[1]);
+		if (wfd != -1)
+			close(wfd);
 		free(cwd);
 		argv_free(argv);
 		return NULL;
@@ -1176,6 +1200,8 @@ proc_spawn(const cJSON *req, char **cause)
 	}
 	free(cwd);
 	argv_free(argv);
+	if (wfd != -1)
+		close(wfd);
 
 	p = xcalloc(1, sizeof *p);
 	p->pid = pid;

@@ -17,5 +17,11 @@ cJSON	*envd_file_op(const char *op, const cJSON *req);
 int	 envd_file_is_op(const char *op);
 /* Resolve a directory for watch: returns an O_PATH fd, or -1 + *cause. */
 int	 envd_file_open_dir(const char *path, char **abs, char **cause);
+/*
+ * Open a path for exec's "within": a regular file or a directory, resolved
+ * as file operations resolve theirs, never blocking. Returns the fd (*isdir
+ * says which), or -1 + *cause.
+ */
+int	 envd_file_open_within(const char *path, int *isdir, char **cause);
 
 #endif

@@ -114,16 +114,14 @@ file_append_sync(int fd, const void *p, size_t n)
 	return fdatasync(fd);
 }
 
-char *
-file_read(const char *path, size_t *lenp, size_t max)
+/* All of fd, then close it; NULL with errno set. */
+static char *
+file_read_fd(int fd, size_t *lenp, size_t max)
 {
 	struct buf	 b = BUF_INIT;
 	char		 tmp[65536];
 	ssize_t		 r;
-	int		 fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return NULL;
 	for (;;) {
 		r = read(fd, tmp, sizeof tmp);
 		if (r == -1 && errno == EINTR)
@@ -147,6 +145,66 @@ file_read(const char *path, size_t *lenp, size_t max)
 	}
 	close(fd);
 	return buf_detach(&b, lenp);
+}
+
+char *
+file_read(const char *path, size_t *lenp, size_t max)
+{
+	int	 fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return NULL;
+	return file_read_fd(fd, lenp, max);
+}
+
+const char *
+file_type_name(mode_t m)
+{
+	if (S_ISREG(m))
+		return "a regular file";
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISSOCK(m))
+		return "a socket";
+	if (S_ISCHR(m) || S_ISBLK(m))
+		return "a device";
+	if (S_ISLNK(m))
+		return "a symlink";
+	return "an unknown kind of file";
+}
+
+/*
+ * The open is O_NONBLOCK, so a FIFO put where a file was (even between a
+ * caller's lstat and this call) is seen and refused, never waited on.
+ */
+char *
+file_read_regular(const char *path, size_t *lenp, size_t max,
+    const char **why)
+{
+	struct stat	 sb;
+	char		*data;
+	int		 fd;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1) {
+		*why = strerror(errno);
+		return NULL;
+	}
+	if (fstat(fd, &sb) != 0) {
+		*why = strerror(errno);
+		close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(sb.st_mode)) {
+		*why = file_type_name(sb.st_mode);
+		close(fd);
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((data = file_read_fd(fd, lenp, max)) == NULL)
+		*why = errno == EFBIG ? "too large" : strerror(errno);
+	return data;
 }
 
 static int

@@ -120,6 +120,14 @@ int	 file_mkdir_p(const char *, mode_t);
 int	 file_write_atomic(const char *path, const void *, size_t, mode_t);
 int	 file_append_sync(int fd, const void *, size_t);	/* write all + fdatasync */
 char	*file_read(const char *path, size_t *lenp, size_t max);	/* NUL-ended */
+/*
+ * The same for a file the agent or a repository may have made: never
+ * blocks, and anything but a regular file is refused. NULL: *why says why
+ * (static text), errno is EINVAL for a file of another kind.
+ */
+char	*file_read_regular(const char *path, size_t *lenp, size_t max,
+	    const char **why);
+const char *file_type_name(mode_t);	/* "a FIFO", "a directory", ... */
 int	 file_rm_rf(const char *);
 int	 file_set_cloexec(int);
 int	 file_set_nonblock(int);

@@ -350,14 +350,24 @@ int
 policy_load_file(struct policy *p, const char *path, const char *source,
     char **cause)
 {
-	char	*data;
-	size_t	 len;
-	int	 r;
+	const char	*why = NULL;
+	char		*data;
+	size_t		 len;
+	int		 r;
 
-	if ((data = file_read(path, &len, 4 * 1024 * 1024)) == NULL) {
+	/*
+	 * The workspace's file is the repository's: a FIFO there is refused,
+	 * never waited on. The user's own (--policy <(...)) may be a pipe.
+	 */
+	if (strcmp(source, "workspace") == 0)
+		data = file_read_regular(path, &len, 4 * 1024 * 1024, &why);
+	else
+		data = file_read(path, &len, 4 * 1024 * 1024);
+	if (data == NULL) {
 		if (errno == ENOENT)
 			return 0;
-		*cause = xprintf("policy '%s': %s", path, strerror(errno));
+		*cause = xprintf("policy '%s': %s", path, why != NULL ? why :
+		    strerror(errno));
 		return -1;
 	}
 	r = policy_load_buf(p, data, len, source, path, cause);

@@ -150,12 +150,13 @@ viewer_show(struct tui *t, char *data, size_t len, const char *title,
 void
 viewer_open(struct tui *t, const char *path, const char *title)
 {
-	char	*data;
-	size_t	 len;
+	const char	*why;
+	char		*data;
+	size_t		 len;
 
-	if ((data = file_read(path, &len, VIEWER_MAX)) == NULL) {
+	if ((data = file_read_regular(path, &len, VIEWER_MAX, &why)) == NULL) {
 		tui_flash(t, "'%s': %s", title, errno == EFBIG ?
-		    "too large to show" : strerror(errno));
+		    "too large to show" : why);
 		return;
 	}
 	if (memchr(data, '\0', len) != NULL) {
