@@ -57,12 +57,14 @@ sub_create(int argc, char **argv)
 	if (args_parse("create", argc, argv, opts, nitems(opts), 0, 0, &a) != 0
 	    || a.ncmd != 0)
 		return bad_usage("create");
-	memset(&o, 0, sizeof o);
+	sandbox_opts_config(&o);	/* then the flags, as for a session */
 	o.name = a.val[0];
 	if (a.val[1] != NULL) {
 		if (strcmp(a.val[1], "on") == 0)
 			o.net = 1;
-		else if (strcmp(a.val[1], "off") != 0) {
+		else if (strcmp(a.val[1], "off") == 0)
+			o.net = 0;
+		else {
 			fprintf(stderr, "holt: --net '%s': use on or off\n",
 			    a.val[1]);
 			return EXIT_USAGE;

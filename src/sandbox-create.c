@@ -29,6 +29,15 @@ sandbox_new_id(char *id, size_t len)
 		snprintf(id + 4 + 2 * i, len - 4 - 2 * i, "%02x", r[i]);
 }
 
+void
+sandbox_opts_config(struct sandbox_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->net = strcmp(config_get("net"), "on") == 0;
+	o->memory = config_get_num("memory");
+	o->pids = (int)config_get_num("pids");
+}
+
 struct sandbox *
 sandbox_create(const struct sandbox_opts *o, char **cause)
 {

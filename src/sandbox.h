@@ -33,6 +33,11 @@ struct sandbox_opts {
 	int		 pids;		/* max processes, 0: no limit */
 };
 
+/*
+ * holt.conf's defaults for a new sandbox (net, memory, pids), which every
+ * way of making one starts from before its own flags; name stays NULL.
+ */
+void	 sandbox_opts_config(struct sandbox_opts *);
 /* Create and start a sandbox. */
 struct sandbox *sandbox_create(const struct sandbox_opts *, char **cause);
 /*

@@ -245,11 +245,9 @@ session_create(const struct session_new *sn, char **cause)
 	}
 	free(dir);
 
-	memset(&so, 0, sizeof so);
+	sandbox_opts_config(&so);
 	so.name = name;
 	so.net = strcmp(net, "on") == 0;
-	so.memory = config_get_num("memory");
-	so.pids = (int)config_get_num("pids");
 	if ((sbx = sandbox_create(&so, &tmp)) == NULL) {
 		/* The name may be taken by a leftover sandbox: go unnamed. */
 		free(tmp);
