@@ -49,6 +49,8 @@ struct call {
 	char		*command;	/* edited by the user: run this */
 	char		*message;	/* deny with a message */
 	char		*deny_reason;	/* policy's reason */
+	char		*deny_by;	/* policy, user, timeout ... */
+	char		*deny_rule;	/* the rule that denied it */
 	int		 started;
 	int		 finished;
 };
@@ -97,6 +99,7 @@ struct agent {
 	struct event		*kick;
 	int			 lock_fd;	/* one agent per session */
 	char			*warning;	/* told at agent_start */
+	cJSON			*answered;	/* what agent_approve decided */
 };
 
 static void	agent_process(struct agent *);
@@ -206,6 +209,8 @@ call_clear(struct call *c)
 	free(c->command);
 	free(c->message);
 	free(c->deny_reason);
+	free(c->deny_by);
+	free(c->deny_rule);
 }
 
 static void
@@ -351,11 +356,23 @@ agent_messages(struct agent *a)
 	return msgs;
 }
 
+/* A deny decision: who made it and the rule, for tool.finished. */
+static void
+agent_note_denial(struct call *c, const char *by, const char *rule)
+{
+	if (c->decision == NULL || strcmp(c->decision, "deny") != 0)
+		return;
+	free(c->deny_by);
+	c->deny_by = xstrdup(by != NULL ? by : "user");
+	free(c->deny_rule);
+	c->deny_rule = rule != NULL ? xstrdup(rule) : NULL;
+}
+
 /* Rebuild what was in flight from the log (agent_open). */
 static void
 agent_rebuild(struct agent *a)
 {
-	cJSON		*ev, *last_assistant = NULL;
+	cJSON		*ev, *last_assistant = NULL, *finished = NULL;
 	const char	*type;
 	struct call	*c;
 	int		 idx = 0, last_finish = -1, run_start = -1;
@@ -364,13 +381,16 @@ agent_rebuild(struct agent *a)
 		type = json_str(ev, "type");
 		if (strcmp(type, "run.finished") == 0) {
 			last_finish = idx;
+			finished = ev;
 			run_start = -1;
 		} else if (strcmp(type, "user.message") == 0 && run_start == -1)
 			run_start = idx;
 		idx++;
 	}
 	a->run_active = run_start != -1 && run_start > last_finish;
-	a->steps = 0;
+	/* The status line's step of a finished run survives a restart. */
+	a->steps = a->run_active || finished == NULL ? 0 :
+	    (int)json_num(finished, "steps", 0);
 	idx = 0;
 	cJSON_ArrayForEach(ev, a->history) {
 		type = json_str(ev, "type");
@@ -408,6 +428,8 @@ agent_rebuild(struct agent *a)
 				c->message = xstrdup(json_str(ev, "message"));
 			if (json_str(ev, "reason") != NULL)
 				c->deny_reason = xstrdup(json_str(ev, "reason"));
+			agent_note_denial(c, json_str(ev, "by"),
+			    json_str(ev, "rule"));
 		} else if (strcmp(type, "tool.started") == 0)
 			c->started = 1;
 		else if (strcmp(type, "tool.finished") == 0)
@@ -448,14 +470,37 @@ agent_tool_output(void *arg, const char *stream, const char *data, size_t len)
 		agent_emit_live(a, ev);
 }
 
+/*
+ * DENIED: the call was refused (the "denied" field says by whom and which
+ * rule, so no reader has to guess it from the text). A command the user
+ * edited is logged as what ran, and the model is told it was changed.
+ */
 static void
-agent_finish_call(struct agent *a, struct call *c, struct tool_result *r)
+agent_finish_call(struct agent *a, struct call *c, struct tool_result *r,
+    int denied)
 {
-	cJSON	*ev;
+	cJSON	*ev, *d;
+	char	*told = NULL;
 
 	ev = evlog_new("tool.finished");
 	cJSON_AddStringToObject(ev, "call_id", c->id);
 	cJSON_AddStringToObject(ev, "name", c->name);
+	if (c->command != NULL && !denied) {
+		cJSON_AddStringToObject(ev, "command", c->command);
+		told = xprintf("The user changed your command to: %s\n\n%s",
+		    c->command, r->result != NULL ? r->result : "");
+	}
+	if (denied) {
+		d = cJSON_AddObjectToObject(ev, "denied");
+		cJSON_AddStringToObject(d, "by", c->deny_by != NULL ?
+		    c->deny_by : "user");
+		if (c->deny_rule != NULL)
+			cJSON_AddStringToObject(d, "rule", c->deny_rule);
+		if (c->message != NULL)
+			cJSON_AddStringToObject(d, "message", c->message);
+		else if (c->deny_reason != NULL)
+			cJSON_AddStringToObject(d, "reason", c->deny_reason);
+	}
 	if (r->has_exit)
 		cJSON_AddNumberToObject(ev, "exit_code", r->exit_code);
 	if (r->timed_out)
@@ -465,7 +510,9 @@ agent_finish_call(struct agent *a, struct call *c, struct tool_result *r)
 		cJSON_AddBoolToObject(ev, "interrupted", 1);
 	if (r->failed)
 		cJSON_AddBoolToObject(ev, "error", 1);
-	cJSON_AddStringToObject(ev, "result", r->result != NULL ? r->result : "");
+	cJSON_AddStringToObject(ev, "result", told != NULL ? told :
+	    r->result != NULL ? r->result : "");
+	free(told);
 	c->finished = 1;
 	agent_emit(a, ev, 1);
 }
@@ -479,9 +526,7 @@ agent_finish_call_text(struct agent *a, struct call *c, const char *text,
 	memset(&r, 0, sizeof r);
 	r.result = (char *)text;
 	r.failed = !denied;
-	agent_finish_call(a, c, &r);
-	if (denied)
-		a->last_denied = 1;
+	agent_finish_call(a, c, &r, denied);
 }
 
 static void
@@ -492,11 +537,10 @@ agent_tool_done(void *arg, struct tool_result *r)
 
 	for (i = 0; i < a->ncalls; i++) {
 		if (a->calls[i].started && !a->calls[i].finished) {
-			agent_finish_call(a, &a->calls[i], r);
+			agent_finish_call(a, &a->calls[i], r, 0);
 			break;
 		}
 	}
-	a->last_denied = 0;
 	a->tool_done = 1;
 	agent_kick(a);
 }
@@ -567,6 +611,7 @@ agent_decide(struct agent *a, struct call *c, const char *decision,
 	c->decision = xstrdup(decision);
 	if (reason != NULL && c->deny_reason == NULL)
 		c->deny_reason = xstrdup(reason);
+	agent_note_denial(c, by, rule);
 	agent_emit(a, ev, 1);
 }
 
@@ -935,6 +980,24 @@ static const struct model_cb agent_model_cb = {
 	agent_model_error
 };
 
+/*
+ * The run ends "denied" only when the model stops right after a step whose
+ * every call was refused (it gave up at the denial); a denial earlier in
+ * a run that then carried on and finished is "done".
+ */
+static void
+agent_last_step_denied(struct agent *a)
+{
+	size_t	 i;
+
+	a->last_denied = a->ncalls > 0;
+	for (i = 0; i < a->ncalls; i++) {
+		if (a->calls[i].decision == NULL ||
+		    strcmp(a->calls[i].decision, "deny") != 0)
+			a->last_denied = 0;
+	}
+}
+
 static void
 agent_request(struct agent *a)
 {
@@ -966,6 +1029,7 @@ agent_request(struct agent *a)
 			return;
 		}
 	}
+	agent_last_step_denied(a);
 	agent_clear_calls(a);
 	a->steps++;
 	a->pending_user = 0;
@@ -1245,6 +1309,7 @@ agent_free(struct agent *a)
 	if (a->lock_fd != -1)
 		close(a->lock_fd);
 	free(a->warning);
+	cJSON_Delete(a->answered);
 	buf_release(&a->delta);
 	free(a->rules_path);
 	free(a->test_command);
@@ -1291,7 +1356,7 @@ agent_start(struct agent *a)
 			memset(&r, 0, sizeof r);
 			r.result = (char *)msg;
 			r.interrupted = 1;
-			agent_finish_call(a, c, &r);
+			agent_finish_call(a, c, &r, 0);
 		}
 	}
 	if (a->run_active) {
@@ -1354,16 +1419,72 @@ agent_save_rule(struct agent *a, const char *rule, char **cause)
 	return 0;
 }
 
+/*
+ * The command the user typed instead of the agent's is judged like any
+ * other: a deny holds (returns -2 with the rule in *cause) unless the user
+ * overrides it explicitly. *original gets the agent's command, *rule_out
+ * the deny rule that was overridden (or NULL).
+ */
+static int
+agent_judge_edit(struct agent *a, struct call *c, const char *command,
+    int override, char **original, char **rule_out, char **cause)
+{
+	struct policy_result	*pr;
+	const struct policy_part *p = NULL;
+	char			*tmp = NULL;
+	size_t			 i;
+	int			 rc = 0;
+
+	*rule_out = NULL;
+	if (tool_subject(c->name, c->args, &a->tctx, original, &tmp) !=
+	    TOOL_COMMAND) {
+		free(tmp);
+		free(*original);
+		*original = NULL;
+		*cause = xprintf("approval '%s': only a command can be edited "
+		    "(%s)", c->request_id, c->name);
+		return -1;
+	}
+	pr = policy_check_command(a->policy, a->mode, command);
+	if (pr->verdict == POLICY_DENY) {
+		for (i = 0; i < pr->nparts && p == NULL; i++) {
+			if (pr->parts[i].verdict == POLICY_DENY)
+				p = &pr->parts[i];
+		}
+		if (p != NULL && p->rule != NULL && p->source != NULL)
+			*rule_out = xprintf("'%s' (%s)", p->rule, p->source);
+		else if (p != NULL && p->rule != NULL)
+			*rule_out = xprintf("'%s'", p->rule);
+		if (!override) {
+			*cause = xprintf("command '%s': denied by %s%s; answer "
+			    "again with override to run it anyway", command,
+			    *rule_out != NULL ? "rule " : "the policy: ",
+			    *rule_out != NULL ? *rule_out : pr->reason != NULL ?
+			    pr->reason : "deny");
+			free(*rule_out);
+			*rule_out = NULL;
+			free(*original);
+			*original = NULL;
+			rc = -2;
+		} else if (*rule_out == NULL)
+			*rule_out = xstrdup(pr->reason != NULL ? pr->reason :
+			    "deny");
+	}
+	policy_result_free(pr);
+	return rc;
+}
+
 int
 agent_approve(struct agent *a, const char *request_id, const char *decision,
     const char *rule, const char *message, const char *command,
-    const char *by, char **cause)
+    int override, const char *by, char **cause)
 {
 	struct call	*c = NULL;
 	size_t		 i;
 	cJSON		*ev;
 	char		*subject = NULL, *wider = NULL, *suggested = NULL;
-	char		*tmp = NULL;
+	char		*tmp = NULL, *original = NULL, *overridden = NULL;
+	int		 rc;
 
 	if (strcmp(decision, "allow") != 0 && strcmp(decision, "deny") != 0 &&
 	    strcmp(decision, "always") != 0) {
@@ -1389,6 +1510,12 @@ agent_approve(struct agent *a, const char *request_id, const char *decision,
 		    c->request_id, c->decision);
 		return -1;
 	}
+	if (command != NULL && *command == '\0')
+		command = NULL;
+	if (command != NULL && strcmp(decision, "deny") != 0 &&
+	    (rc = agent_judge_edit(a, c, command, override, &original,
+	    &overridden, cause)) != 0)
+		return rc;
 	if (strcmp(decision, "always") == 0) {
 		if (rule == NULL || *rule == '\0') {
 			if (tool_subject(c->name, c->args, &a->tctx, &subject,
@@ -1421,17 +1548,44 @@ agent_approve(struct agent *a, const char *request_id, const char *decision,
 		cJSON_AddStringToObject(ev, "message", message);
 		c->message = xstrdup(message);
 	}
-	if (command != NULL && *command != '\0' && strcmp(decision, "deny") != 0) {
+	if (original != NULL) {
 		cJSON_AddStringToObject(ev, "command", command);
+		cJSON_AddStringToObject(ev, "original", original);
+		if (overridden != NULL) {
+			cJSON_AddBoolToObject(ev, "override", 1);
+			cJSON_AddStringToObject(ev, "denied_by", overridden);
+		}
 		c->command = xstrdup(command);
 	}
+	free(original);
+	free(overridden);
 	c->decided = 1;
 	c->decision = xstrdup(decision);
+	cJSON_Delete(a->answered);
+	a->answered = cJSON_CreateObject();
+	cJSON_AddStringToObject(a->answered, "request_id", c->request_id);
+	subject = tmp = NULL;	/* the always branch freed its own */
+	if (tool_subject(c->name, c->args, &a->tctx, &subject, &tmp) !=
+	    TOOL_UNKNOWN && subject != NULL)
+		cJSON_AddStringToObject(a->answered, "subject", subject);
+	free(subject);
+	free(tmp);
+	if (strcmp(decision, "always") == 0)
+		cJSON_AddStringToObject(a->answered, "rule", rule);
 	agent_emit(a, ev, 1);
 	free(suggested);
 	agent_set_state(a, AGENT_WORKING);
 	agent_kick(a);
 	return 0;
+}
+
+cJSON *
+agent_answered(struct agent *a)
+{
+	cJSON	*r = a->answered;
+
+	a->answered = NULL;
+	return r;
 }
 
 void

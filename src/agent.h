@@ -77,9 +77,17 @@ void	 agent_set_steps(struct agent *, int);
 void	 agent_start(struct agent *);
 int	 agent_message(struct agent *, const char *text, const char *by,
 	     char **cause);
+/*
+ * COMMAND (may be NULL): the user's edit of the agent's command, judged by
+ * the policy; a denied edit returns -2 (*cause names the rule) unless
+ * OVERRIDE. Other failures return -1.
+ */
 int	 agent_approve(struct agent *, const char *request_id,
 	     const char *decision, const char *rule, const char *message,
-	     const char *command, const char *by, char **cause);
+	     const char *command, int override, const char *by, char **cause);
+/* What the last agent_approve answered: {request_id, subject, rule?};
+ * the caller frees it. NULL if nothing was answered since. */
+cJSON	*agent_answered(struct agent *);
 void	 agent_interrupt(struct agent *, const char *by);
 int	 agent_set_mode(struct agent *, const char *mode, char **cause);
 /* Start or resume the sandbox (after a reboot it is stopped) and connect. */

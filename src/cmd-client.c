@@ -62,7 +62,7 @@ void
 cmd_format_event(const cJSON *ev, struct buf *b)
 {
 	const char	*type = json_str(ev, "type"), *s;
-	const cJSON	*tc, *args;
+	const cJSON	*tc, *args, *d;
 	char		*a;
 
 	if (type == NULL)
@@ -86,19 +86,38 @@ cmd_format_event(const cJSON *ev, struct buf *b)
 		buf_addf(b, "? approval %s: %s %s (verdict %s)\n",
 		    json_str(ev, "request_id"), s != NULL ? "run" : "write",
 		    s != NULL ? s : json_str(ev, "path"), json_str(ev, "verdict"));
-	} else if (strcmp(type, "approval.decided") == 0)
+	} else if (strcmp(type, "approval.decided") == 0) {
 		buf_addf(b, "  %s %s by %s%s%s\n", json_str(ev, "request_id"),
 		    json_str(ev, "decision"), json_str(ev, "by"),
 		    json_str(ev, "rule") != NULL ? ", rule " : "",
 		    json_str(ev, "rule") != NULL ? json_str(ev, "rule") : "");
-	else if (strcmp(type, "tool.finished") == 0) {
+		if ((s = json_str(ev, "command")) != NULL)
+			buf_addf(b, "       edited by the user to: %s\n"
+			    "       the agent's command was: %s\n", s,
+			    json_str(ev, "original") ? json_str(ev, "original") :
+			    "?");
+		if (json_bool(ev, "override", 0))
+			buf_addf(b, "       run over the policy's deny (%s)\n",
+			    json_str(ev, "denied_by") ? json_str(ev,
+			    "denied_by") : "?");
+	} else if (strcmp(type, "tool.finished") == 0) {
 		s = json_str(ev, "result");
-		buf_addf(b, "  %s %s%s (%.0f ms)\n", json_str(ev, "name") ?
+		d = cJSON_GetObjectItem(ev, "denied");
+		buf_addf(b, "  %s %s", json_str(ev, "name") ?
 		    json_str(ev, "name") : json_str(ev, "call_id"),
+		    cJSON_IsObject(d) ? "⊘ denied" :
 		    json_bool(ev, "interrupted", 0) ? "interrupted" :
-		    json_bool(ev, "error", 0) ? "failed" : "done",
-		    cJSON_GetObjectItem(ev, "exit_code") != NULL ? "" : "",
-		    json_num(ev, "duration_ms", 0));
+		    json_bool(ev, "error", 0) ? "failed" : "done");
+		if (cJSON_IsObject(d))
+			buf_addf(b, " by %s%s%s", json_str(d, "by") ?
+			    json_str(d, "by") : "?", json_str(d, "rule") ?
+			    ", rule " : "", json_str(d, "rule") ?
+			    json_str(d, "rule") : "");
+		if (cJSON_IsNumber(cJSON_GetObjectItem(ev, "exit_code")))
+			buf_addf(b, ", exit %.0f", json_num(ev, "exit_code", 0));
+		buf_addf(b, " (%.0f ms)\n", json_num(ev, "duration_ms", 0));
+		if (json_str(ev, "command") != NULL)
+			buf_addf(b, "       ran: %s\n", json_str(ev, "command"));
 		if (s != NULL) {
 			size_t n = strlen(s);
 			buf_addf(b, "       %.*s%s\n", (int)(n > 300 ? 300 : n), s,
@@ -285,6 +304,7 @@ struct approve_opts {
 	const char	*rule;
 	const char	*message;
 	const char	*command;
+	int		 override;
 };
 
 static int
@@ -305,6 +325,9 @@ cmd_approve_opt(int ch, const char *optarg, void *arg)
 	case 'c':
 		ao->command = optarg;
 		return 0;
+	case 'O':
+		ao->override = 1;
+		return 0;
 	}
 	return -1;
 }
@@ -317,11 +340,12 @@ cmd_approve_exec(int argc, char **argv)
 		{ "rule", required_argument, NULL, 'R' },
 		{ "message", required_argument, NULL, 'm' },
 		{ "command", required_argument, NULL, 'c' },
+		{ "override", no_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	static const char usage[] = "-t NAME [--id ID] [--rule RULE] "
-	    "[--message TEXT] [--command CMD] allow|deny|always";
+	    "[--message TEXT] [--command CMD [--override]] allow|deny|always";
 	struct approve_opts	 ao;
 	const char		*name, *decision;
 	cJSON			*req, *rep;
@@ -352,8 +376,21 @@ cmd_approve_exec(int argc, char **argv)
 		cJSON_AddStringToObject(req, "message", ao.message);
 	if (ao.command != NULL)
 		cJSON_AddStringToObject(req, "command", ao.command);
+	if (ao.override)
+		cJSON_AddBoolToObject(req, "override", 1);
 	if ((rep = cmd_session_request("approve", name, req, &rc)) == NULL)
 		return rc;
+	/* Say what was answered: without --id, which request that was. */
+	printf("%s: %s", json_str(rep, "request_id") != NULL ?
+	    json_str(rep, "request_id") : "?", decision);
+	if (json_str(rep, "subject") != NULL)
+		printf(" %s", json_str(rep, "subject"));
+	if (ao.command != NULL && strcmp(decision, "deny") != 0)
+		printf(", edited to: %s%s", ao.command, ao.override ?
+		    " (over the policy's deny)" : "");
+	if (json_str(rep, "rule") != NULL)
+		printf(", rule added: %s", json_str(rep, "rule"));
+	printf("\n");
 	cJSON_Delete(rep);
 	return EXIT_OK;
 }

@@ -87,7 +87,7 @@ run_answer(evutil_socket_t fd, short what, void *arg)
 			/* No one left to answer: what is asked is denied. */
 			rs->waiting = 0;
 			if (agent_approve(rs->agent, NULL, "deny", NULL,
-			    "no answer (end of input)", NULL, "stdin",
+			    "no answer (end of input)", NULL, 0, "stdin",
 			    &cause) != 0)
 				free(cause);
 			return;
@@ -100,7 +100,7 @@ run_answer(evutil_socket_t fd, short what, void *arg)
 			d = "deny";
 		else if (strcmp(d, "a") == 0)
 			d = "always";
-		if (agent_approve(rs->agent, NULL, d, NULL, NULL, NULL, "stdin",
+		if (agent_approve(rs->agent, NULL, d, NULL, NULL, NULL, 0, "stdin",
 		    &cause) != 0) {
 			fprintf(stderr, "holt: %s\n", cause);
 			free(cause);
@@ -319,7 +319,7 @@ cmd_run_exec(int argc, char **argv)
 			rs.waiting = 1;
 			event_active(rs.ev_answer, EV_TIMEOUT, 0);
 		} else if (agent_approve(rs.agent, NULL, "deny", NULL,
-		    "no one to ask (--ask deny)", NULL, "policy", &cause) != 0) {
+		    "no one to ask (--ask deny)", NULL, 0, "policy", &cause) != 0) {
 			free(cause);
 			cause = NULL;
 		}

@@ -318,7 +318,7 @@ srv_approval_timeout(evutil_socket_t fd, short what, void *arg)
 	log_info("session '%s': approval timed out, answering %s", s->name,
 	    answer);
 	if (agent_approve(s->agent, NULL, answer, NULL, strcmp(answer,
-	    "deny") == 0 ? "nobody answered in time" : NULL, NULL, "timeout",
+	    "deny") == 0 ? "nobody answered in time" : NULL, NULL, 0, "timeout",
 	    &cause) != 0) {
 		log_warnx("session '%s': %s", s->name, cause);
 		free(cause);
@@ -694,6 +694,7 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 	struct srv_session	*s;
 	char			*cause = NULL, *by;
 	cJSON			*rep;
+	int			 rc;
 
 	if (type == NULL) {
 		srv_client_drop(c, "a frame without a type");
@@ -796,11 +797,31 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 		    &cause) != 0)
 			goto fail;
 	} else if (strcmp(type, "approve") == 0) {
-		if (agent_approve(s->agent, json_str(req, "request_id"),
+		rc = agent_approve(s->agent, json_str(req, "request_id"),
 		    json_str(req, "decision") != NULL ? json_str(req,
 		    "decision") : "", json_str(req, "rule"), json_str(req,
-		    "message"), json_str(req, "command"), by, &cause) != 0)
+		    "message"), json_str(req, "command"), json_bool(req,
+		    "override", 0), by, &cause);
+		if (rc == -2) {
+			/* A denied edit: the client may ask to override. */
+			rep = cJSON_CreateObject();
+			cJSON_AddStringToObject(rep, "type", "error");
+			cJSON_AddStringToObject(rep, "message", cause);
+			cJSON_AddBoolToObject(rep, "override", 1);
+			cJSON_AddStringToObject(rep, "request_id",
+			    json_str(req, "request_id") != NULL ?
+			    json_str(req, "request_id") : "");
+			srv_send(c, rep);
+			cJSON_Delete(rep);
+			free(cause);
+			free(by);
+			return;
+		}
+		if (rc != 0)
 			goto fail;
+		free(by);
+		srv_reply_ok(c, agent_answered(s->agent));
+		return;
 	} else if (strcmp(type, "interrupt") == 0)
 		agent_interrupt(s->agent, by);
 	else if (strcmp(type, "mode") == 0) {

@@ -74,6 +74,20 @@ test_expect_success BWRAP 'a denied command is a tool result; giving up is exit 
 	tail -n 1 out | grep "\"reason\":\"denied\""
 '
 
+test_expect_success BWRAP 'a run that goes on after a denial ends done, with the denial named' '
+	cat >mixed.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "echo fine" } },
+	                    { "name": "run_command", "arguments": { "command": "curl http://example.com" } } ] },
+	  { "expect": { "last_tool_result_contains": "Denied" },
+	    "text": "Done without the download.", "tool_calls": [] } ] }
+	EOF
+	holt run -s mixed --model script:mixed.json --headless "go" >out &&
+	events_of out tool.finished | grep "\"denied\":{\"by\":\"policy\",\"rule\":\"^(curl|wget)" &&
+	test "$(events_of out tool.finished | grep -c "\"denied\"")" = 1 &&
+	tail -n 1 out | grep "\"reason\":\"done\""
+'
+
 test_expect_success BWRAP 'an ask with --ask deny is denied, never run' '
 	cat >ask.json <<-\EOF &&
 	{ "turns": [

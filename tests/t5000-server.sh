@@ -61,7 +61,8 @@ test_expect_success BWRAP 'attach: the snapshot, then the live stream, no seq mi
 	client=$! &&
 	test_when_finished "kill $client" &&
 	test_wait_for 100 "grep -q snapshot frames" &&
-	holt approve -t s2 allow &&
+	holt approve -t s2 allow >answered &&
+	grep "^r[0-9][0-9]*: allow python3 -c 1\$" answered &&
 	test_wait_for 100 "holt log -t s2 | grep \"run finished\"" &&
 	test_wait_for 50 "grep -q run.finished frames" &&
 	: the client is still attached, stop it &&

@@ -429,6 +429,9 @@ tui_message(struct tui *t, cJSON *m)
 	else if (strcmp(type, "error") == 0) {
 		tui_flash(t, "error: %s", json_str(m, "message") != NULL ?
 		    json_str(m, "message") : "?");
+		if (json_bool(m, "override", 0) && json_str(m, "message"))
+			approval_refused(t->approval, json_str(m, "request_id"),
+			    json_str(m, "message"));
 	} else if (strcmp(type, "exit") == 0) {
 		free(t->exit_cause);
 		t->exit_cause = xprintf("session %s ended: %s", t->session,

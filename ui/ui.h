@@ -273,6 +273,9 @@ int	 approval_key(struct approval *, int key);	/* 1 if taken */
  * request takes no key until approval_arm (C-o, or a quiet second).
  */
 void	 approval_check(struct approval *, int typing);
+/* The server refused an edited command (a deny rule): 1 if the modal asks
+ * the user to confirm running it anyway. */
+int	 approval_refused(struct approval *, const char *id, const char *why);
 int	 approval_guarded(struct approval *);
 void	 approval_arm(struct approval *);
 void	 approval_draw(struct approval *, WINDOW *, int w, int h);

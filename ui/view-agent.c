@@ -37,6 +37,7 @@ struct item {
 	int		 timed_out;
 	double		 duration_ms;
 	int		 expanded;
+	char		*denied;	/* the rule, or who denied it */
 };
 
 struct row {
@@ -188,6 +189,7 @@ item_free(struct item *it)
 	free(it->name);
 	free(it->args);
 	free(it->result);
+	free(it->denied);
 	free(it);
 }
 
@@ -235,6 +237,18 @@ agent_find_call(struct agent *a, const char *call_id)
 }
 
 /* A tool call in one line: its most telling argument. */
+/* One line: newlines and tabs of a command become spaces. */
+static void
+agent_one_line(struct buf *b)
+{
+	size_t	 i;
+
+	for (i = 0; i < b->len; i++) {
+		if (b->data[i] == '\n' || b->data[i] == '\t')
+			b->data[i] = ' ';
+	}
+}
+
 static void
 agent_tool_summary(struct item *it, const cJSON *args)
 {
@@ -252,11 +266,7 @@ agent_tool_summary(struct item *it, const cJSON *args)
 			break;
 		}
 	}
-	/* One line: newlines of a command become spaces. */
-	for (i = 0; i < it->text.len; i++) {
-		if (it->text.data[i] == '\n' || it->text.data[i] == '\t')
-			it->text.data[i] = ' ';
-	}
+	agent_one_line(&it->text);
 }
 
 static void
@@ -363,6 +373,12 @@ agent_draw_tool(struct agent *a, WINDOW *win, int y, struct item *it,
 		break;
 	case TS_DENIED:
 		buf_adds(&right, "denied");
+		if (it->denied != NULL) {
+			/* The rule, within a third of the row. */
+			buf_adds(&right, ": ");
+			buf_add(&right, it->denied, text_fit(it->denied,
+			    strlen(it->denied), a->w / 3, NULL));
+		}
 		rrole = ROLE_DENIED;
 		break;
 	case TS_INTERRUPTED:
@@ -679,6 +695,19 @@ view_agent_key(struct pane *p, int key, enum ui_action act)
 	return 1;
 }
 
+/* The user edited the command: show what runs, marked as edited. */
+static void
+agent_tool_edited(struct item *it, const char *command)
+{
+	if (command == NULL)
+		return;
+	buf_reset(&it->text);
+	buf_addf(&it->text, "%s %s", it->name != NULL ? it->name : "?",
+	    command);
+	agent_one_line(&it->text);
+	buf_adds(&it->text, "  (edited)");
+}
+
 static char *
 agent_json_text(const cJSON *v)
 {
@@ -694,7 +723,7 @@ view_agent_event(struct pane *p, const cJSON *ev, int live)
 {
 	struct agent	*a = p->data;
 	const char	*type = json_str(ev, "type"), *s;
-	const cJSON	*args;
+	const cJSON	*args, *d;
 	struct item	*it;
 	char		*txt;
 
@@ -742,20 +771,19 @@ view_agent_event(struct pane *p, const cJSON *ev, int live)
 		if ((it = agent_find_call(a, json_str(ev, "call_id"))) != NULL)
 			it->status = TS_PENDING;
 	} else if (strcmp(type, "approval.decided") == 0) {
+		if ((it = agent_find_call(a, json_str(ev, "call_id"))) == NULL)
+			return;
 		s = json_str(ev, "decision");
-		for (size_t i = a->n; i > 0; i--) {
-			it = a->items[i - 1];
-			if (it->kind != IT_TOOL || it->status != TS_PENDING)
-				continue;
-			if (s != NULL && strcmp(s, "deny") == 0)
-				it->status = TS_DENIED;
-			else
-				it->status = TS_QUEUED;
-			break;
-		}
+		if (s != NULL && strcmp(s, "deny") == 0)
+			it->status = TS_DENIED;
+		else if (it->status == TS_PENDING)
+			it->status = TS_QUEUED;
+		agent_tool_edited(it, json_str(ev, "command"));
 	} else if (strcmp(type, "tool.started") == 0) {
-		if ((it = agent_find_call(a, json_str(ev, "call_id"))) != NULL)
+		if ((it = agent_find_call(a, json_str(ev, "call_id"))) != NULL) {
 			it->status = TS_RUNNING;
+			agent_tool_edited(it, json_str(ev, "command"));
+		}
 	} else if (strcmp(type, "tool.finished") == 0) {
 		if ((it = agent_find_call(a, json_str(ev, "call_id"))) == NULL)
 			return;
@@ -768,7 +796,18 @@ view_agent_event(struct pane *p, const cJSON *ev, int live)
 		}
 		free(it->result);
 		it->result = agent_json_text(cJSON_GetObjectItem(ev, "result"));
-		if (json_bool(ev, "interrupted", 0))
+		agent_tool_edited(it, json_str(ev, "command"));
+		if ((d = cJSON_GetObjectItem(ev, "denied")) != NULL &&
+		    cJSON_IsObject(d)) {
+			/* The engine says it was refused, and why. */
+			it->status = TS_DENIED;
+			free(it->denied);
+			if ((s = json_str(d, "rule")) != NULL)
+				it->denied = xstrdup(s);
+			else
+				it->denied = xprintf("by %s", json_str(d, "by") ?
+				    json_str(d, "by") : "the user");
+		} else if (json_bool(ev, "interrupted", 0))
 			it->status = TS_INTERRUPTED;
 		else if (it->status == TS_DENIED)
 			;

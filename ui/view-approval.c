@@ -27,6 +27,8 @@ struct approval {
 	int		 wider;		/* the rule prompt shows the wider rule */
 	int		 scroll;	/* diff rows scrolled */
 	char		*head_seen;	/* request_id of the head last checked */
+	char		*edit_id;	/* an edited command the server judges */
+	char		*edit_cmd;
 	int		 guarded;	/* it showed while the user typed */
 };
 
@@ -48,6 +50,8 @@ approval_free(struct approval *a)
 	cJSON_Delete(a->queue);
 	free(a->prompt_id);
 	free(a->head_seen);
+	free(a->edit_id);
+	free(a->edit_cmd);
 	free(a);
 }
 
@@ -97,6 +101,12 @@ approval_event(struct approval *a, const cJSON *ev)
 	if (strcmp(type, "approval.needed") == 0) {
 		if (approval_find(a, json_str(ev, "request_id")) < 0)
 			cJSON_AddItemToArray(a->queue, cJSON_Duplicate(ev, 1));
+	} else if (strcmp(type, "approval.decided") == 0 &&
+	    json_str(ev, "command") != NULL) {
+		approval_remove(a, json_str(ev, "request_id"));
+		tui_flash(a->tui, "%s: allow, edited to: %s",
+		    json_str(ev, "request_id") ? json_str(ev, "request_id") :
+		    "?", json_str(ev, "command"));
 	} else if (strcmp(type, "approval.decided") == 0)
 		approval_remove(a, json_str(ev, "request_id"));
 	else if (strcmp(type, "run.finished") == 0 && approval_count(a) > 0) {
@@ -156,6 +166,18 @@ approval_arm(struct approval *a)
 	a->guarded = 0;
 }
 
+static cJSON *
+approval_message(struct approval *a, const char *id, const char *decision)
+{
+	cJSON	*m = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(m, "type", "approve");
+	cJSON_AddStringToObject(m, "session", tui_session(a->tui));
+	cJSON_AddStringToObject(m, "request_id", id);
+	cJSON_AddStringToObject(m, "decision", decision);
+	return m;
+}
+
 static void
 approval_send(struct approval *a, const char *id, const char *decision,
     const char *key, const char *value)
@@ -164,11 +186,7 @@ approval_send(struct approval *a, const char *id, const char *decision,
 
 	if (id == NULL)
 		return;
-	m = cJSON_CreateObject();
-	cJSON_AddStringToObject(m, "type", "approve");
-	cJSON_AddStringToObject(m, "session", tui_session(a->tui));
-	cJSON_AddStringToObject(m, "request_id", id);
-	cJSON_AddStringToObject(m, "decision", decision);
+	m = approval_message(a, id, decision);
 	if (key != NULL && value != NULL)
 		cJSON_AddStringToObject(m, key, value);
 	tui_send(a->tui, m);
@@ -214,15 +232,68 @@ approval_tab_cb(struct tui *t, void *arg, const char *text)
 	tui_prompt_set(t, rule != NULL ? rule : "");
 }
 
+/*
+ * An edited command goes to the server, which judges it by the policy; the
+ * request stays in the queue until the server decides it, so a refused edit
+ * leaves it to answer again (approval_refused).
+ */
+static void
+approval_send_edit(struct approval *a, const char *id, const char *command,
+    int override)
+{
+	cJSON	*m = approval_message(a, id, "allow");
+
+	cJSON_AddStringToObject(m, "command", command);
+	if (override)
+		cJSON_AddBoolToObject(m, "override", 1);
+	tui_send(a->tui, m);
+	free(a->edit_id);
+	a->edit_id = xstrdup(id);
+	free(a->edit_cmd);
+	a->edit_cmd = xstrdup(command);
+}
+
 static void
 approval_edit_cb(struct tui *t, void *arg, const char *text)
 {
 	struct approval	*a = arg;
 
-	if (text != NULL && *text != '\0')
-		approval_send(a, a->prompt_id, "allow", "command", text);
+	if (text != NULL && *text != '\0' && a->prompt_id != NULL)
+		approval_send_edit(a, a->prompt_id, text, 0);
 	free(a->prompt_id);
 	a->prompt_id = NULL;
+}
+
+static void
+approval_override_cb(struct tui *t, void *arg, const char *text)
+{
+	struct approval	*a = arg;
+
+	if (a->edit_id == NULL || approval_find(a, a->edit_id) < 0)
+		return;
+	if (text != NULL && strcmp(text, "yes") == 0) {
+		approval_send_edit(a, a->edit_id, a->edit_cmd, 1);
+		tui_flash(t, "%s: allow (edited, over the policy's deny)",
+		    a->edit_id);
+		return;
+	}
+	tui_flash(t, "%s: not run; the request still waits", a->edit_id);
+}
+
+int
+approval_refused(struct approval *a, const char *id, const char *why)
+{
+	char	*label;
+
+	if (a->edit_id == NULL || id == NULL || strcmp(a->edit_id, id) != 0 ||
+	    approval_find(a, id) < 0)
+		return 0;
+	/* The server's reason names the rule; keep it up to the ';'. */
+	label = xprintf("%.*s. Run it anyway? type yes:",
+	    (int)strcspn(why, ";"), why);
+	tui_prompt(a->tui, label, "", approval_override_cb, a);
+	free(label);
+	return 1;
 }
 
 static void

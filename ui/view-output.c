@@ -575,8 +575,14 @@ view_output_event(struct pane *p, const cJSON *ev, int live)
 	if (strcmp(type, "tool.call") == 0)
 		out_remember(p, ev);
 	else if (strcmp(type, "tool.started") == 0) {
-		if ((c = out_find_call(o, id)) != NULL)
-			out_start(p, c);
+		if ((c = out_find_call(o, id)) == NULL)
+			return;
+		if ((data = json_str(ev, "command")) != NULL) {
+			/* The user edited it: the title says what runs. */
+			free(c->command);
+			c->command = xstrdup(data);
+		}
+		out_start(p, c);
 	} else if (strcmp(type, "tool.output") == 0) {
 		if (id == NULL)
 			return;
