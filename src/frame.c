@@ -86,6 +86,7 @@ frame_decoder_next(struct frame_decoder *fd, cJSON **objp, char **cause)
 	if (avail - 4 < n)
 		return 0;
 	obj = cJSON_ParseWithLength((const char *)p + 4, n);
+	utf8_repair_json(obj);	/* a peer's bad bytes stop here */
 	fd->off += 4 + n;
 	if (fd->off == fd->in.len) {
 		buf_reset(&fd->in);
@@ -188,6 +189,7 @@ frame_read_fd(int fd, cJSON **objp, char **cause)
 	}
 	*objp = cJSON_ParseWithLength(data, n);
 	free(data);
+	utf8_repair_json(*objp);
 	if (*objp == NULL || !cJSON_IsObject(*objp)) {
 		cJSON_Delete(*objp);
 		*objp = NULL;

@@ -155,6 +155,11 @@ char	*json_time_now(void);	/* RFC 3339 UTC with ms, caller frees */
 uint64_t json_now_ms(void);	/* wall clock, ms since the epoch */
 uint64_t mono_ms(void);		/* monotonic clock, ms */
 
+/* utf8.c: text made valid UTF-8 where it enters (U+FFFD for bad bytes). */
+int	 utf8_valid(const char *, size_t);
+char	*utf8_repair(const char *, size_t);	/* NULL: valid already */
+unsigned int utf8_repair_json(cJSON *);		/* strings fixed, in place */
+
 /*
  * config.c: holt.conf (holt.conf(5)). "key = value" lines, '#' comments,
  * "[repo PATH-OR-URL]" sections. Lookups return the innermost value that is

@@ -187,6 +187,7 @@ model_openai_event(struct model_stream *ms, const struct sse_event *ev)
 		return 0;
 	}
 	obj = cJSON_ParseWithLength(ev->data, ev->data_len);
+	utf8_repair_json(obj);
 	if (obj == NULL || !cJSON_IsObject(obj)) {
 		cJSON_Delete(obj);
 		return model_stream_fail(ms, MODEL_ERR_STREAM,

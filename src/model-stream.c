@@ -256,6 +256,7 @@ model_stream_whole(struct model_stream *ms)
 	if (ms->head.len == 0 || ms->head.len >= SSE_MAX_LINE)
 		return 0;
 	obj = cJSON_ParseWithLength(ms->head.data, ms->head.len);
+	utf8_repair_json(obj);
 	if (!cJSON_IsObject(obj)) {
 		cJSON_Delete(obj);
 		return 0;

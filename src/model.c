@@ -184,6 +184,7 @@ model_error_detail(const char *body, const char **type, const char **code,
 
 	*type = *code = NULL;
 	*objp = obj = cJSON_Parse(body != NULL ? body : "");
+	utf8_repair_json(obj);
 	if (cJSON_IsObject(obj)) {
 		e = cJSON_GetObjectItemCaseSensitive(obj, "error");
 		if (cJSON_IsObject(e)) {

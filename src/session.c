@@ -303,6 +303,8 @@ eventlog_append(struct eventlog *el, cJSON *ev, int sync)
 		}
 	}
 
+	/* Whatever reached here, the log holds only valid UTF-8. */
+	utf8_repair_json(ev);
 	line = json_print(ev);
 	len = strlen(line);
 	line = xrealloc(line, len + 2);

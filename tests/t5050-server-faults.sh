@@ -5,6 +5,7 @@
 # afterwards and its log must show no crash.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/lib-engine.sh"
+. "$TEST_DIRECTORY/lib-mock-llm.sh"
 
 SOCK=$HOLT_HOME/run/$HOLT_SOCKET
 PROTO="python3 $TEST_DIRECTORY/proto-client.py"
@@ -36,5 +37,46 @@ for req in attach send; do
 		! grep -i \"sanitizer\|BUG\" \"\$SOCK.log\"
 	"
 done
+
+# Every line of a file is JSON in strict UTF-8.
+all_utf8_json() {
+	python3 -c "
+import json, sys
+for n, line in enumerate(open(sys.argv[1], 'rb'), 1):
+    json.loads(line.decode('utf-8', 'strict'))
+" "$1"
+}
+
+# One byte that is not UTF-8, from each side: the user (holt send), the
+# sandbox (a command's output). Both reach the log and the next model
+# request as U+FFFD, and the session goes on.
+test_expect_success BWRAP,PYTHON 'bytes that are not UTF-8 are repaired where they come in' '
+	cat >u.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "echo \"out\\0351put\"" } } ] },
+	  { "expect": { "last_tool_result_contains": "out\ufffdput" }, "text": "first done", "tool_calls": [] },
+	  { "expect": { "last_user_message_contains": "caf\ufffd" }, "text": "second done", "tool_calls": [] } ] }
+	EOF
+	start_mock u.json --log requests &&
+	holt new -d -s u --mode trust --model openai:m --base-url "$MOCK_URL/v1" \
+		"go" >/dev/null &&
+	test_wait_for 100 "holt log -t u | grep \"first done\"" &&
+	test_wait_for 100 "holt ls | grep \"^u .*finished\"" &&
+	holt send -t u "$(printf "caf\351")" &&
+	test_wait_for 100 "holt log -t u | grep \"second done\"" &&
+	all_utf8_json "$(session_log u)" &&
+	grep "caf\\\\ufffd\|caf$(printf "\357\277\275")" "$(session_log u)" &&
+	test $(grep -c "\"model\"" requests) = 3 &&
+	! grep "HTTP 400\|error" "$SOCK.log"
+'
+
+test_expect_success PYTHON 'an error reply never echoes bytes that are not UTF-8' '
+	$PROTO --until error "$SOCK" raw \
+		"$(printf "{\"type\":\"send\",\"session\":\"x\377y\",\"text\":\"hi\"}" | od -An -tx1 | tr -d " \n")" \
+		>reply &&
+	cat reply &&
+	grep "no such session\|a name is" reply &&
+	test "$(server_pid)" = "$(cat pid)"
+'
 
 test_done

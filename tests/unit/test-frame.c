@@ -90,6 +90,43 @@ test_not_an_object(void **state)
 	frame_decoder_release(&fd);
 }
 
+/* Bytes that are not UTF-8 in a frame come out as U+FFFD, keys too. */
+static void
+test_bad_utf8_repaired(void **state)
+{
+	struct frame_decoder	 fd;
+	const char		 body[] = "{\"te\xffxt\":\"caf\xe9 \xed\xa0\x80 "
+				    "\xc0\xaf \xf4\x90\x80\x80 \xe2\x82\"}";
+	unsigned char		 hdr[4] = { 0, 0, 0, sizeof body - 1 };
+	cJSON			*out;
+	char			*cause = NULL, *again;
+
+	frame_decoder_init(&fd, 0);
+	frame_decoder_feed(&fd, hdr, 4);
+	frame_decoder_feed(&fd, body, sizeof body - 1);
+	assert_int_equal(frame_decoder_next(&fd, &out, &cause), 1);
+	/* Each maximal bad part is one U+FFFD (Unicode 3.9, table 3-8). */
+	assert_string_equal(json_str(out, "te\xef\xbf\xbdxt"),
+	    "caf\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd "
+	    "\xef\xbf\xbd\xef\xbf\xbd \xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
+	    "\xef\xbf\xbd \xef\xbf\xbd");
+	again = json_print(out);
+	assert_true(utf8_valid(again, strlen(again)));
+	free(again);
+	cJSON_Delete(out);
+	frame_decoder_release(&fd);
+}
+
+static void
+test_utf8_valid(void **state)
+{
+	assert_true(utf8_valid("caf\xc3\xa9 \xf0\x9f\x98\x80 \xe2\x82\xac", 14));
+	assert_false(utf8_valid("\xc3", 1));
+	assert_false(utf8_valid("\xe0\x80\x80", 3));	/* overlong */
+	assert_false(utf8_valid("\xed\xbf\xbf", 3));	/* surrogate */
+	assert_null(utf8_repair("plain", 5));
+}
+
 int
 main(void)
 {
@@ -97,6 +134,8 @@ main(void)
 		cmocka_unit_test(test_roundtrip_bytewise),
 		cmocka_unit_test(test_oversized_length),
 		cmocka_unit_test(test_not_an_object),
+		cmocka_unit_test(test_bad_utf8_repaired),
+		cmocka_unit_test(test_utf8_valid),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
