@@ -114,8 +114,7 @@ file_append_sync(int fd, const void *p, size_t n)
 	return fdatasync(fd);
 }
 
-/* All of fd, then close it; NULL with errno set. */
-static char *
+char *
 file_read_fd(int fd, size_t *lenp, size_t max)
 {
 	struct buf	 b = BUF_INIT;

@@ -98,13 +98,17 @@ git_set_cause(char **cause, const char *fmt, const char *arg)
 /* --- the workspace's files, reached without following symlinks --- */
 
 /*
- * Open the directory that holds rel (relative to ws), walking one component
- * at a time with O_NOFOLLOW so a symlinked directory cannot lead out.
- * create: make missing directories. *leaf points into rel.
+ * Open the directory that holds rel (relative to root), walking one
+ * component at a time with O_NOFOLLOW so a symlinked directory cannot lead
+ * out: not in the workspace, and not in the user's working tree, where a
+ * tracked directory may have become a link to ~/.ssh. create: make missing
+ * directories. follow_root: root itself may be a link (the user's own
+ * path to the repository). what names root in errors. *leaf points into
+ * rel.
  */
 static int
-ws_open_parent(const char *ws, const char *rel, int create, const char **leaf,
-    char **cause)
+tree_open_parent(const char *what, const char *root, int follow_root,
+    const char *rel, int create, const char **leaf, char **cause)
 {
 	char		*copy, *p, *slash;
 	int		 fd, nfd;
@@ -113,9 +117,10 @@ ws_open_parent(const char *ws, const char *rel, int create, const char **leaf,
 		*cause = xprintf("path '%s': not a relative path", rel);
 		return -1;
 	}
-	fd = open(ws, O_RDONLY|O_DIRECTORY|O_NOFOLLOW|O_CLOEXEC);
+	fd = open(root, O_RDONLY|O_DIRECTORY|O_CLOEXEC|
+	    (follow_root ? 0 : O_NOFOLLOW));
 	if (fd == -1) {
-		*cause = xprintf("workspace '%s': %s", ws, strerror(errno));
+		*cause = xprintf("%s '%s': %s", what, root, strerror(errno));
 		return -1;
 	}
 	copy = xstrdup(rel);
@@ -158,6 +163,13 @@ fail:
 	free(copy);
 	close(fd);
 	return -1;
+}
+
+static int
+ws_open_parent(const char *ws, const char *rel, int create, const char **leaf,
+    char **cause)
+{
+	return tree_open_parent("workspace", ws, 0, rel, create, leaf, cause);
 }
 
 /* Write a file (or, with S_IFLNK in mode, a symlink) atomically. */
@@ -207,8 +219,13 @@ ws_write(const char *ws, const char *rel, const void *data, size_t len,
 		}
 		close(fd);
 	}
-	if (renameat(dfd, tmp, dfd, leaf) == -1) {
-		*cause = xprintf("path '%s': %s", rel, strerror(errno));
+	/* An empty directory gives its place (never a full one). */
+	if (renameat(dfd, tmp, dfd, leaf) == -1 && (errno != EISDIR ||
+	    unlinkat(dfd, leaf, AT_REMOVEDIR) == -1 ||
+	    renameat(dfd, tmp, dfd, leaf) == -1)) {
+		*cause = xprintf("path '%s': %s", rel, errno == ENOTEMPTY ||
+		    errno == EEXIST ? "a directory that is not empty" :
+		    strerror(errno));
 		unlinkat(dfd, tmp, 0);
 		close(dfd);
 		return -1;
@@ -235,23 +252,19 @@ ws_remove(const char *ws, const char *rel, char **cause)
 	return 0;
 }
 
-/* Read a regular file of the workspace; a symlink is refused. */
+/*
+ * Read leaf of dfd, a regular file: a symlink, a FIFO or a device is
+ * refused (O_NONBLOCK: a FIFO is seen, never waited on). rel names it.
+ */
 static char *
-ws_read(const char *ws, const char *rel, size_t *lenp, mode_t *modep,
-    char **cause)
+at_read_regular(int dfd, const char *leaf, const char *rel, size_t *lenp,
+    struct stat *sb, char **cause)
 {
-	const char	*leaf;
-	struct stat	 sb;
-	struct buf	 b = BUF_INIT;
-	char		 chunk[65536];
-	ssize_t		 n;
-	int		 dfd, fd;
+	char	*data;
+	int	 fd;
 
-	if ((dfd = ws_open_parent(ws, rel, 0, &leaf, cause)) == -1)
-		return NULL;
 	fd = openat(dfd, leaf, O_RDONLY|O_NOFOLLOW|O_CLOEXEC|O_NONBLOCK);
-	close(dfd);
-	if (fd == -1 || fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode)) {
+	if (fd == -1 || fstat(fd, sb) == -1 || !S_ISREG(sb->st_mode)) {
 		*cause = xprintf("path '%s': %s", rel, fd == -1 ?
 		    (errno == ELOOP ? "a symlink" : strerror(errno)) :
 		    "not a regular file");
@@ -259,20 +272,28 @@ ws_read(const char *ws, const char *rel, size_t *lenp, mode_t *modep,
 			close(fd);
 		return NULL;
 	}
-	while ((n = read(fd, chunk, sizeof chunk)) != 0) {
-		if (n == -1) {
-			if (errno == EINTR)
-				continue;
-			*cause = xprintf("path '%s': %s", rel, strerror(errno));
-			close(fd);
-			buf_release(&b);
-			return NULL;
-		}
-		buf_add(&b, chunk, n);
-	}
-	close(fd);
-	*modep = sb.st_mode;
-	return buf_detach(&b, lenp);
+	if ((data = file_read_fd(fd, lenp, 0)) == NULL)
+		*cause = xprintf("path '%s': %s", rel, strerror(errno));
+	return data;
+}
+
+/* Read a regular file of the workspace; a symlink is refused. */
+static char *
+ws_read(const char *ws, const char *rel, size_t *lenp, mode_t *modep,
+    char **cause)
+{
+	const char	*leaf;
+	struct stat	 sb;
+	char		*data;
+	int		 dfd;
+
+	if ((dfd = ws_open_parent(ws, rel, 0, &leaf, cause)) == -1)
+		return NULL;
+	data = at_read_regular(dfd, leaf, rel, lenp, &sb, cause);
+	close(dfd);
+	if (data != NULL)
+		*modep = sb.st_mode;
+	return data;
 }
 
 /* --- opening the hostile workspace --- */
@@ -821,39 +842,92 @@ dir_is_empty(const char *path)
 	return empty;
 }
 
-/* Copy one path of the user's working tree into the workspace (or remove). */
+/*
+ * Copy one path of the user's working tree into the workspace, or remove
+ * it there when the tree has no file at that path. Every component is
+ * opened without following links: a tracked directory that became a link
+ * in the user's checkout (d -> ~/.ssh) has no files below it as far as the
+ * import is concerned, as for git, and nothing of the host is copied.
+ * A FIFO or a device is skipped, never read.
+ */
+/*
+ * Remove rel from the workspace and the directories it leaves empty, as
+ * git does, so that a link or file now in their place can be written.
+ */
 static int
-import_copy(const char *from_wd, const char *ws, const char *rel, char **cause)
+import_remove(const char *ws, const char *rel, char **cause)
+{
+	const char	*leaf;
+	char		*dir, *slash, *why = NULL;
+	int		 dfd;
+
+	/* No parent (removed with an earlier path): nothing to remove. */
+	if ((dfd = ws_open_parent(ws, rel, 0, &leaf, &why)) == -1) {
+		free(why);
+		return 0;
+	}
+	if (unlinkat(dfd, leaf, 0) == -1 && errno != ENOENT) {
+		*cause = xprintf("path '%s': %s", rel, strerror(errno));
+		close(dfd);
+		return -1;
+	}
+	close(dfd);
+	dir = xstrdup(rel);
+	while ((slash = strrchr(dir, '/')) != NULL) {
+		*slash = '\0';
+		if ((dfd = ws_open_parent(ws, dir, 0, &leaf, &why)) == -1) {
+			free(why);
+			break;
+		}
+		if (unlinkat(dfd, leaf, AT_REMOVEDIR) == -1) {
+			close(dfd);
+			break;
+		}
+		close(dfd);
+	}
+	free(dir);
+	return 0;
+}
+
+static int
+import_copy(const char *from_wd, const char *ws, const char *rel, int pass,
+    char **cause)
 {
 	struct stat	 sb;
-	char		*src, *data, link[PATH_MAX];
+	const char	*leaf;
+	char		*data, *why = NULL, link[PATH_MAX];
 	size_t		 len;
 	ssize_t		 n;
-	int		 r;
+	int		 dfd, r;
 
-	src = paths_join(from_wd, rel);
-	if (lstat(src, &sb) == -1) {
-		free(src);
-		return ws_remove(ws, rel, cause);
+	if ((dfd = tree_open_parent("repository", from_wd, 1, rel, 0, &leaf,
+	    &why)) == -1) {
+		free(why);	/* a parent is missing, or is a link */
+		return pass == 0 ? import_remove(ws, rel, cause) : 0;
+	}
+	if (fstatat(dfd, leaf, &sb, AT_SYMLINK_NOFOLLOW) == -1) {
+		close(dfd);
+		return pass == 0 ? import_remove(ws, rel, cause) : 0;
+	}
+	if (pass == 0) {
+		close(dfd);
+		return 0;
 	}
 	if (S_ISLNK(sb.st_mode)) {
-		n = readlink(src, link, sizeof link);
-		free(src);
+		n = readlinkat(dfd, leaf, link, sizeof link);
+		close(dfd);
 		if (n == -1 || (size_t)n == sizeof link)
 			return 0;
 		return ws_write(ws, rel, link, n, S_IFLNK, cause);
 	}
 	if (!S_ISREG(sb.st_mode)) {
-		free(src);
+		close(dfd);
 		return 0;
 	}
-	data = file_read(src, &len, SIZE_MAX / 2);
-	if (data == NULL) {
-		*cause = xprintf("'%s': %s", src, strerror(errno));
-		free(src);
+	data = at_read_regular(dfd, leaf, rel, &len, &sb, cause);
+	close(dfd);
+	if (data == NULL)
 		return -1;
-	}
-	free(src);
 	r = ws_write(ws, rel, data, len, sb.st_mode, cause);
 	free(data);
 	return r;
@@ -869,6 +943,7 @@ import_overlay(git_repository *user, const char *ws, char **cause)
 	const git_diff_delta	*d[2];
 	const char		*wd = git_repository_workdir(user);
 	size_t			 i, n, k;
+	int			 pass;
 
 	so.show = GIT_STATUS_SHOW_INDEX_AND_WORKDIR;
 	so.flags = GIT_STATUS_OPT_INCLUDE_UNTRACKED|
@@ -878,20 +953,28 @@ import_overlay(git_repository *user, const char *ws, char **cause)
 		git_set_cause(cause, "'%s': %s", wd);
 		return -1;
 	}
+	/*
+	 * Removals first: a directory whose files are gone (d/x) can then
+	 * give its place to the link or file now at d.
+	 */
 	n = git_status_list_entrycount(list);
-	for (i = 0; i < n; i++) {
-		e = git_status_byindex(list, i);
-		d[0] = e->head_to_index;
-		d[1] = e->index_to_workdir;
-		for (k = 0; k < 2; k++) {
-			if (d[k] == NULL)
-				continue;
-			if (import_copy(wd, ws, d[k]->old_file.path,
-			    cause) != 0 || (strcmp(d[k]->old_file.path,
-			    d[k]->new_file.path) != 0 && import_copy(wd, ws,
-			    d[k]->new_file.path, cause) != 0)) {
-				git_status_list_free(list);
-				return -1;
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < n; i++) {
+			e = git_status_byindex(list, i);
+			d[0] = e->head_to_index;
+			d[1] = e->index_to_workdir;
+			for (k = 0; k < 2; k++) {
+				if (d[k] == NULL)
+					continue;
+				if (import_copy(wd, ws, d[k]->old_file.path,
+				    pass, cause) != 0 ||
+				    (strcmp(d[k]->old_file.path,
+				    d[k]->new_file.path) != 0 &&
+				    import_copy(wd, ws, d[k]->new_file.path,
+				    pass, cause) != 0)) {
+					git_status_list_free(list);
+					return -1;
+				}
 			}
 		}
 	}

@@ -120,6 +120,8 @@ int	 file_mkdir_p(const char *, mode_t);
 int	 file_write_atomic(const char *path, const void *, size_t, mode_t);
 int	 file_append_sync(int fd, const void *, size_t);	/* write all + fdatasync */
 char	*file_read(const char *path, size_t *lenp, size_t max);	/* NUL-ended */
+/* All of an open fd (at most max bytes, 0: no limit), which it closes. */
+char	*file_read_fd(int fd, size_t *lenp, size_t max);
 /*
  * The same for a file the agent or a repository may have made: never
  * blocks, and anything but a regular file is refused. NULL: *why says why
