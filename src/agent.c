@@ -31,7 +31,9 @@
 #include "sandbox.h"
 #include "session.h"
 
-#define OUTPUT_LOG_MAX	(64U * 1024)	/* tool.output bytes logged per call */
+#define OUTPUT_LOG_MAX	(64U * 1024)	/* tool.output head logged per call */
+#define OUTPUT_TAIL_MAX	(64U * 1024)	/* and its tail, logged at the end */
+#define OUTPUT_TAIL_CHUNK (16U * 1024)	/* bytes of the tail per event */
 static const char history_types[] = "user.message assistant.message "
     "tool.call approval.needed approval.decided tool.started tool.finished "
     "run.finished session.created";
@@ -95,7 +97,11 @@ struct agent {
 	size_t			 ncalls;
 	struct tool_exec	*tool;
 	int			 tool_done;
-	size_t			 logged_output;
+	size_t			 logged_output;	/* head bytes in the log */
+	size_t			 logged_lines;
+	size_t			 output_off;	/* bytes of output so far */
+	size_t			 output_lines;
+	struct buf		 output_tail;	/* the last bytes, for the log */
 	struct event		*kick;
 	int			 lock_fd;	/* one agent per session */
 	char			*warning;	/* told at agent_start */
@@ -439,12 +445,25 @@ agent_rebuild(struct agent *a)
 
 /* Running a call. */
 
+static size_t
+agent_count_lines(const char *data, size_t len)
+{
+	const char	*p = data, *end = data + len;
+	size_t		 n = 0;
+
+	while ((p = memchr(p, '\n', (size_t)(end - p))) != NULL) {
+		n++;
+		p++;
+	}
+	return n;
+}
+
 static void
 agent_tool_output(void *arg, const char *stream, const char *data, size_t len)
 {
 	struct agent	*a = arg;
 	struct call	*c = NULL;
-	size_t		 i;
+	size_t		 i, lines, drop;
 	cJSON		*ev;
 	char		*s;
 
@@ -459,15 +478,92 @@ agent_tool_output(void *arg, const char *stream, const char *data, size_t len)
 	ev = evlog_new("tool.output");
 	cJSON_AddStringToObject(ev, "call_id", c->id);
 	cJSON_AddStringToObject(ev, "stream", stream);
+	cJSON_AddNumberToObject(ev, "offset", (double)a->output_off);
 	s = xstrndup(data, len);
 	cJSON_AddStringToObject(ev, "data", s);
 	free(s);
-	/* The first OUTPUT_LOG_MAX bytes are logged; the rest is live only. */
+	a->output_off += len;
+	lines = agent_count_lines(data, len);
+	a->output_lines += lines;
+	/*
+	 * The first OUTPUT_LOG_MAX bytes are logged; the rest is live only,
+	 * and its last OUTPUT_TAIL_MAX bytes are logged when the call ends
+	 * (agent_output_tail). The tail buffer is trimmed at twice its size,
+	 * so the memmove costs O(1) a byte.
+	 */
 	if (a->logged_output < OUTPUT_LOG_MAX) {
 		a->logged_output += len;
+		a->logged_lines += lines;
 		agent_emit(a, ev, 0);
-	} else
-		agent_emit_live(a, ev);
+		return;
+	}
+	agent_emit_live(a, ev);
+	buf_add(&a->output_tail, data, len);
+	if (a->output_tail.len > 2 * OUTPUT_TAIL_MAX) {
+		drop = a->output_tail.len - OUTPUT_TAIL_MAX;
+		memmove(a->output_tail.data, a->output_tail.data + drop,
+		    OUTPUT_TAIL_MAX);
+		a->output_tail.len = OUTPUT_TAIL_MAX;
+	}
+}
+
+/*
+ * The end of a command's output is where its summary is (test results,
+ * the error): what the log left out of the middle is marked, with its
+ * bytes and lines, and the last OUTPUT_TAIL_MAX bytes are logged, so a
+ * screen that attaches later and holt log show the end, not only the head.
+ * Every event has the offset of its bytes, so a screen that saw them live
+ * skips them.
+ */
+static void
+agent_output_tail(struct agent *a, struct call *c)
+{
+	size_t	 keep, start, skipped, off, n, tail_lines;
+	cJSON	*ev;
+	char	*s;
+
+	if (a->output_tail.len == 0)
+		return;
+	keep = a->output_tail.len < OUTPUT_TAIL_MAX ? a->output_tail.len :
+	    OUTPUT_TAIL_MAX;
+	start = a->output_tail.len - keep;
+	skipped = a->output_off - keep - a->logged_output;
+	if (skipped > 0) {
+		/* Start the tail at a line, if one starts near. */
+		s = memchr(a->output_tail.data + start, '\n',
+		    keep < 4096 ? keep : 4096);
+		if (s != NULL && s + 1 < a->output_tail.data +
+		    a->output_tail.len) {
+			n = (size_t)(s + 1 - (a->output_tail.data + start));
+			start += n;
+			skipped += n;
+			keep -= n;
+		}
+		tail_lines = agent_count_lines(a->output_tail.data + start,
+		    keep);
+		ev = evlog_new("tool.output");
+		cJSON_AddStringToObject(ev, "call_id", c->id);
+		cJSON_AddStringToObject(ev, "stream", "cut");
+		cJSON_AddNumberToObject(ev, "offset", (double)a->logged_output);
+		cJSON_AddNumberToObject(ev, "omitted_bytes", (double)skipped);
+		cJSON_AddNumberToObject(ev, "omitted_lines", (double)
+		    (a->output_lines - a->logged_lines - tail_lines));
+		agent_emit(a, ev, 0);
+	}
+	for (off = 0; off < keep; off += n) {
+		n = keep - off < OUTPUT_TAIL_CHUNK ? keep - off :
+		    OUTPUT_TAIL_CHUNK;
+		ev = evlog_new("tool.output");
+		cJSON_AddStringToObject(ev, "call_id", c->id);
+		cJSON_AddStringToObject(ev, "stream", "tail");
+		cJSON_AddNumberToObject(ev, "offset", (double)(a->output_off -
+		    keep + off));
+		s = xstrndup(a->output_tail.data + start + off, n);
+		cJSON_AddStringToObject(ev, "data", s);
+		free(s);
+		agent_emit(a, ev, 0);
+	}
+	buf_reset(&a->output_tail);
 }
 
 /*
@@ -537,10 +633,12 @@ agent_tool_done(void *arg, struct tool_result *r)
 
 	for (i = 0; i < a->ncalls; i++) {
 		if (a->calls[i].started && !a->calls[i].finished) {
+			agent_output_tail(a, &a->calls[i]);
 			agent_finish_call(a, &a->calls[i], r, 0);
 			break;
 		}
 	}
+	buf_reset(&a->output_tail);
 	a->tool_done = 1;
 	agent_kick(a);
 }
@@ -575,7 +673,9 @@ agent_execute(struct agent *a, struct call *c)
 	 * then the command is run again, which at-least-once allows.
 	 */
 	agent_emit(a, ev, 0);
-	a->logged_output = 0;
+	a->logged_output = a->logged_lines = 0;
+	a->output_off = a->output_lines = 0;
+	buf_reset(&a->output_tail);
 	ctx.command = c->command;
 	agent_set_state(a, AGENT_WORKING);
 	a->tool_done = 0;
@@ -1311,6 +1411,7 @@ agent_free(struct agent *a)
 	free(a->warning);
 	cJSON_Delete(a->answered);
 	buf_release(&a->delta);
+	buf_release(&a->output_tail);
 	free(a->rules_path);
 	free(a->test_command);
 	free(a->name);

@@ -123,7 +123,12 @@ cmd_format_event(const cJSON *ev, struct buf *b)
 			buf_addf(b, "       %.*s%s\n", (int)(n > 300 ? 300 : n), s,
 			    n > 300 ? " ..." : "");
 		}
-	} else if (strcmp(type, "tool.output") == 0)
+	} else if (strcmp(type, "tool.output") == 0 && json_str(ev, "stream") &&
+	    strcmp(json_str(ev, "stream"), "cut") == 0)
+		buf_addf(b, "  | ··· %.0f bytes (%.0f lines) left out of the log "
+		    "···\n", json_num(ev, "omitted_bytes", 0),
+		    json_num(ev, "omitted_lines", 0));
+	else if (strcmp(type, "tool.output") == 0)
 		buf_addf(b, "  | %s", json_str(ev, "data") ? json_str(ev, "data") :
 		    "\n");
 	else if (strcmp(type, "run.finished") == 0)

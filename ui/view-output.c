@@ -60,6 +60,7 @@ struct output {
 	int		 has_exit, exit_code, timed_out, interrupted;
 	double		 duration_ms;
 	const char	*verdict;
+	size_t		 seen;		/* output offset fed so far */
 
 	int		 follow;
 	uint64_t	 top_seq;
@@ -165,6 +166,7 @@ out_clear(struct output *o)
 	o->head = o->tail = NULL;
 	o->first_seq += o->count + 1;
 	o->start = o->count = o->bytes = 0;
+	o->seen = 0;
 	buf_reset(&o->cur);
 	o->st = OS_NORMAL;
 	o->follow = 1;
@@ -561,6 +563,69 @@ out_start(struct pane *p, struct out_call *c)
 	out_title(p);
 }
 
+/* A dim line that says output is not shown, on a line of its own. */
+static void
+out_mark(struct output *o, size_t bytes, double lines, const char *why)
+{
+	char	*m;
+
+	if (o->cur.len > 0)
+		out_feed(o, "\n", 1);
+	if (lines >= 0)
+		m = xprintf("\033[2m··· %zu bytes (%.0f lines) %s ···\033[0m\n",
+		    bytes, lines, why);
+	else
+		m = xprintf("\033[2m··· %zu bytes %s ···\033[0m\n", bytes, why);
+	out_feed(o, m, strlen(m));
+	free(m);
+}
+
+/*
+ * One tool.output. Its offset says where its bytes are in the command's
+ * output: bytes seen already (live, then again as the logged tail) are
+ * skipped, and a gap (the log's cut, or live events a slow screen was not
+ * sent) is marked with its size, never closed up silently.
+ */
+static void
+out_take(struct output *o, const cJSON *ev)
+{
+	const char	*data = json_str(ev, "data");
+	const cJSON	*offv = cJSON_GetObjectItem(ev, "offset");
+	size_t		 off, len, skip = 0, gap;
+	double		 lines;
+
+	if (!cJSON_IsNumber(offv) || offv->valuedouble < 0) {
+		if (data != NULL)	/* a log from before offsets */
+			out_feed(o, data, strlen(data));
+		return;
+	}
+	off = (size_t)offv->valuedouble;
+	if (json_str(ev, "stream") != NULL &&
+	    strcmp(json_str(ev, "stream"), "cut") == 0) {
+		gap = (size_t)json_num(ev, "omitted_bytes", 0);
+		if (off + gap <= o->seen)
+			return;
+		/* Lines are counted for the whole gap only. */
+		lines = o->seen > off ? -1 : json_num(ev, "omitted_lines", 0);
+		out_mark(o, off + gap - (o->seen > off ? o->seen : off), lines,
+		    "left out of the log");
+		o->seen = off + gap;
+		return;
+	}
+	if (data == NULL)
+		return;
+	len = strlen(data);
+	if (off + len <= o->seen)
+		return;
+	if (off > o->seen)
+		out_mark(o, off - o->seen, -1, "not shown (the screen fell "
+		    "behind)");
+	else
+		skip = o->seen - off;
+	out_feed(o, data + skip, len - skip);
+	o->seen = off + len;
+}
+
 static void
 view_output_event(struct pane *p, const cJSON *ev, int live)
 {
@@ -591,8 +656,7 @@ view_output_event(struct pane *p, const cJSON *ev, int live)
 				return;
 			out_start(p, c);
 		}
-		if ((data = json_str(ev, "data")) != NULL)
-			out_feed(o, data, strlen(data));
+		out_take(o, ev);
 		pane_dirty(p);
 	} else if (strcmp(type, "tool.finished") == 0) {
 		if (o->current == NULL || id == NULL ||
