@@ -71,8 +71,8 @@ static const char policy_defaults[] =
     "|describe)(?!.*\\s--(output|ext-diff|textconv)(=|\\s|$))(\\s|$)\n"
     "allow ^git branch(\\s+(-a|-r|-v|-vv|--list|--show-current|--all"
     "|--remotes))*$\n"
-    "# writes: anywhere in the workspace but its .git and .holt\n"
-    "write-ask ^\\.(git|holt)(/|$)\n"
+    "# writes: anywhere in the workspace but a .git or .holt at any depth\n"
+    "write-ask (^|/)\\.(git|holt)(/|$)\n"
     "write-allow ^\n";
 
 /* Names whose prefix assignment (NAME=v cmd) changes nothing that matters. */
@@ -82,6 +82,28 @@ static const char *policy_safe_vars[] = {
 	"FORCE_COLOR", "COLUMNS", "LINES", "RUST_BACKTRACE", "RUST_LOG",
 	"PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE", "CARGO_TERM_COLOR",
 	"NODE_NO_WARNINGS", "VERBOSE", "CLICOLOR", "GIT_PAGER_IN_USE"
+};
+
+/*
+ * Names that make a shell, an interpreter or a tool run code or read
+ * configuration the agent can write: never auto-allowed in front of any
+ * command, wrapper or export. A name ending in '*' is a prefix.
+ */
+static const char *policy_code_vars[] = {
+	"BASH_ENV", "ENV", "SHELLOPTS", "BASHOPTS", "PS1", "PS2", "PS3", "PS4",
+	"PROMPT_COMMAND", "BASH_FUNC_*", "BASH_LOADABLES_PATH", "BASH_XTRACEFD",
+	"IFS", "ZDOTDIR", "FPATH", "PATH", "HOME", "XDG_CONFIG_HOME",
+	"XDG_CONFIG_DIRS", "CDPATH", "LD_*", "DYLD_*", "GCONV_PATH", "LOCPATH",
+	"MALLOC_*", "GLIBC_TUNABLES", "PYTHON*", "NODE_*", "PERL*", "RUBY*",
+	"GEM_*", "BUNDLE_*", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS",
+	"JDK_JAVA_OPTIONS", "CLASSPATH", "LUA_*", "TCLLIBPATH", "R_PROFILE*",
+	"R_ENVIRON*", "GIT_*", "PAGER", "MANPAGER", "LESSOPEN", "LESSCLOSE",
+	"EDITOR", "VISUAL", "BROWSER", "SSH_ASKPASS", "SUDO_ASKPASS",
+	"NPM_CONFIG_*", "npm_config_*", "YARN_*", "CARGO_*", "RUSTC*",
+	"RUSTFLAGS", "RUSTDOCFLAGS", "GOFLAGS", "GOTOOLCHAIN", "GOENV", "CC",
+	"CXX", "CPP", "LD", "MAKEFLAGS", "MFLAGS", "MAKEFILES", "TAR_OPTIONS",
+	"RIPGREP_CONFIG_PATH", "GREP_OPTIONS", "GNUPGHOME", "DOCKER_*",
+	"KUBECONFIG"
 };
 
 /* ------------------------------------------------------------------ */
@@ -456,7 +478,8 @@ struct pitem {
 	char		*problem;	/* never auto-allowed, because */
 	int		 write;
 	int		 transparent;	/* wrapper, or harmless on its own */
-	int		 xargs;		/* more arguments come from input */
+	int		 anyopts;	/* some arguments may be any option */
+	size_t		 optword;	/* in words, the first such; 0: xargs */
 };
 
 struct pctx {
@@ -1070,6 +1093,55 @@ safe_var(const char *assign)
 	return 0;
 }
 
+/* Does NAME=value (or NAME alone) set one of policy_code_vars? */
+static int
+code_var(const char *assign)
+{
+	size_t		 i, n = strcspn(assign, "+=["), k;
+	const char	*v;
+
+	if (safe_var(assign))
+		return 0;
+	for (i = 0; i < nitems(policy_code_vars); i++) {
+		v = policy_code_vars[i];
+		k = strlen(v);
+		if (v[k - 1] == '*' ? (n >= k - 1 && strncmp(v, assign, k - 1) ==
+		    0) : (n == k && strncmp(v, assign, n) == 0))
+			return 1;
+	}
+	return 0;
+}
+
+static void
+code_var_problem(struct pitem *it, const char *assign, const char *name)
+{
+	item_problem(it, "'%.*s' in the environment of %s can make it run code "
+	    "or read configuration that is not judged",
+	    (int)strcspn(assign, "+=["), assign, name);
+}
+
+/*
+ * May this word become one or more options when the shell expands it? A
+ * variable or a substitution may split into any words; a glob or a brace
+ * expansion whose first character is not literal may give a file named
+ * "-delete" or "--output=x". After "--" words are operands, except for
+ * find, whose expression follows its paths.
+ */
+static int
+word_options(const struct policy_word *w, const char *name, int *ended)
+{
+	if ((w->flags & PW_QUOTED) == 0 && strcmp(w->text, "--") == 0 &&
+	    strcmp(name, "find") != 0) {
+		*ended = 1;
+		return 0;
+	}
+	if (w->flags & (PW_VAR|PW_SUBST|PW_ARITH|PW_UNSAFE))
+		return 1;
+	if (w->flags & (PW_GLOB|PW_BRACE))
+		return strchr("-*?[{@+!", w->text[0]) != NULL;
+	return 0;
+}
+
 static int norm_cmd(struct pctx *, const struct pcmd *);
 
 /* The item of one command: forms, rendered words, problems. */
@@ -1081,10 +1153,10 @@ cmd_item(struct pctx *c, const struct pcmd *pc, const char *name,
 	struct buf	 full = BUF_INIT, args = BUF_INIT;
 	char		*r;
 	size_t		 i;
-	int		 prefixed = 0;
+	int		 prefixed = 0, ended = 0;
 
 	it = item_new(c);
-	it->xargs = pc->xargs;
+	it->anyopts = pc->xargs;
 	it->words = xreallocarray(NULL, pc->nwords - first_arg + 1,
 	    sizeof *it->words);
 	for (i = 0; i < pc->nassigns; i++) {
@@ -1095,6 +1167,8 @@ cmd_item(struct pctx *c, const struct pcmd *pc, const char *name,
 			item_problem(it, "control character in an assignment");
 		if (safe_var(pc->assigns[i].text))
 			continue;
+		if (code_var(pc->assigns[i].text))
+			code_var_problem(it, pc->assigns[i].text, name);
 		r = word_render(&pc->assigns[i]);
 		buf_adds(&full, r);
 		buf_addc(&full, ' ');
@@ -1103,6 +1177,9 @@ cmd_item(struct pctx *c, const struct pcmd *pc, const char *name,
 	}
 	it->words[it->nwords++] = xstrdup(name);
 	for (i = first_arg; i < pc->nwords; i++) {
+		if (!ended && word_options(&pc->words[i], name, &ended) &&
+		    !it->anyopts++)
+			it->optword = it->nwords;
 		r = word_render(&pc->words[i]);
 		buf_addc(&args, ' ');
 		buf_adds(&args, r);
@@ -1452,6 +1529,10 @@ norm_find(struct pctx *c, const struct pcmd *pc, size_t si)
 				    "command ended by ';' or '+'", w->text);
 				return;
 			}
+			/* -execdir runs in each directory find visits */
+			if (strcmp(w->text, "-execdir") == 0 ||
+			    strcmp(w->text, "-okdir") == 0)
+				c->cwd_unknown = 1;
 			memset(&sub, 0, sizeof sub);
 			sub.words = pc->words + start;
 			sub.nwords = j - start;
@@ -1470,14 +1551,117 @@ norm_find(struct pctx *c, const struct pcmd *pc, size_t si)
 }
 
 /*
- * git's global options. -c settings are dropped from what is matched when
- * harmless, refused (never auto-allowed) when they can run programs
- * (core.pager, core.sshCommand, diff.external, ...), and -c alias.X=!cmd
- * is looked through. *problem and *alias are set for the caller.
+ * Global options: those a program takes before its subcommand. They are
+ * moved after the command's other words, so that "git -C . push" is
+ * matched as "git push -C .": a rule about a subcommand holds whatever
+ * comes before it. An option not listed may or may not take an argument,
+ * so the subcommand is unknown and the command is never auto-allowed;
+ * "runs" lists the options that name a program or a configuration that
+ * may run one, or a file written.
  */
-static struct policy_word *
-git_filter(const struct pcmd *pc, size_t *nwords, char **problem,
-    char **alias_name, char **alias_val)
+struct globals {
+	const char	*name;
+	const char	*argopts;	/* short options with an argument */
+	const char	*flags;		/* short options without */
+	const char	*longarg;	/* " --x " with a separate argument */
+	const char	*longflags;	/* " --x " without; also "-ws" words */
+	const char	*runs;		/* " --x -y " never auto-allowed */
+};
+static const struct globals globals[] = {
+	{ "cargo", "CZ", "hqvV", " --color --config --explain ",
+	    " --frozen --locked --offline --verbose --quiet --version --list "
+	    "--help ", " --config " },
+	{ "docker", "Hcl", "Dhv", " --host --context --log-level --config "
+	    "--tlscacert --tlscert --tlskey ", " --debug --tls --tlsverify "
+	    "--version --help ", " -H --host -c --context --config " },
+	{ "git", "Cc", "hpPv", " --git-dir --work-tree --namespace "
+	    "--config-env --attr-source --super-prefix ", " --no-pager "
+	    "--paginate --bare --no-replace-objects --no-lazy-fetch "
+	    "--no-optional-locks --no-advice --literal-pathspecs "
+	    "--glob-pathspecs --noglob-pathspecs --icase-pathspecs --html-path "
+	    "--man-path --info-path --version --help --exec-path --list-cmds ",
+	    " --exec-path --config-env " },
+	{ "go", "C", "", "", "", "" },
+	{ "kubectl", "nsv", "h", " --namespace --context --kubeconfig "
+	    "--cluster --user --server --token --as --as-group --as-uid "
+	    "--request-timeout --v --cache-dir --certificate-authority "
+	    "--client-certificate --client-key --tls-server-name --username "
+	    "--password --profile --profile-output --log-file --log-dir "
+	    "--vmodule ", " --insecure-skip-tls-verify --match-server-version "
+	    "--warnings-as-errors --add-dir-header --alsologtostderr "
+	    "--logtostderr --skip-headers --help ", " --kubeconfig "
+	    "--profile-output --log-file --log-dir " },
+	{ "npm", "Cw", "dfgilpqsy", " --prefix --workspace --loglevel "
+	    "--registry --cache --tag --omit --include --userconfig "
+	    "--globalconfig --script-shell --node-options --shell --editor "
+	    "--browser --viewer --git --cwd --otp --scope --location ",
+	    " --global --silent --quiet --verbose --yes --no-yes --offline "
+	    "--prefer-offline --prefer-online --json --parseable --long "
+	    "--dry-run --force --no-audit --no-fund --ignore-scripts "
+	    "--foreground-scripts --workspaces --include-workspace-root "
+	    "--no-color --color --usage --version --help --legacy-peer-deps "
+	    "-ws -dd -ddd ", " --userconfig --globalconfig --script-shell "
+	    "--node-options --shell --editor --browser --viewer --git "
+	    "--init-module --onload-script " },
+};
+
+/* What git's global options say about the repository it uses. */
+struct gitopts {
+	char	*alias_name;	/* -c alias.NAME=VALUE */
+	char	*alias_val;
+	char	*dir;		/* -C, absolute, NULL: not given */
+	char	*gitdir;	/* --git-dir, absolute */
+	int	 gitdir_rel;	/* --git-dir was relative */
+	int	 unknown;	/* a directory not known statically */
+};
+
+static void
+gitopts_release(struct gitopts *go)
+{
+	free(go->alias_name);
+	free(go->alias_val);
+	free(go->dir);
+	free(go->gitdir);
+}
+
+/* dir joined to base (NULL: the workspace or cd's), canonical. */
+static char *
+git_path(struct pctx *c, const char *base, const struct policy_word *w,
+    const char *t, int *unknown)
+{
+	char	*abs, *canon;
+	size_t	 i;
+
+	if (w->flags & (PW_EXPANDS|PW_TILDE)) {
+		*unknown = 1;
+		return NULL;
+	}
+	if (t[0] == '/')
+		return path_canon(t);
+	if (base == NULL && c->cwd_unknown) {
+		*unknown = 1;
+		return NULL;
+	}
+	if (base == NULL) {
+		/* relative to the cd's of the line: known if all agree */
+		for (i = 0; i < c->ncwds; i++) {
+			if (strcmp(c->cwds[i], c->cwds[0]) != 0) {
+				*unknown = 1;
+				return NULL;
+			}
+		}
+		base = c->ncwds > 0 ? c->cwds[0] : WORKSPACE;
+	}
+	abs = xprintf("%s/%s", base, t);
+	canon = path_canon(abs);
+	free(abs);
+	return canon;
+}
+
+/* A git -c setting: dropped when harmless, else kept and judged. */
+static int
+git_setting(const struct policy_word *w, const char *kv, char **problem,
+    struct gitopts *go)
 {
 	static const char *safe[] = {
 		"color.", "user.name", "user.email", "advice.", "core.quotepath",
@@ -1485,64 +1669,183 @@ git_filter(const struct pcmd *pc, size_t *nwords, char **problem,
 		"diff.noprefix", "diff.mnemonicprefix", "diff.renames",
 		"diff.algorithm", "status.", "grep.", "merge.conflictstyle"
 	};
-	const struct policy_word	*w;
-	struct policy_word		*out;
-	const char			*t, *kv;
-	size_t				 i, k, n, no = 0;
+	size_t	 k, n;
+
+	if (w->flags & PW_EXPANDS) {
+		if (*problem == NULL)
+			*problem = xstrdup("git -c with a setting that is not "
+			    "literal");
+		return 1;
+	}
+	n = strcspn(kv, "=");
+	if (strncasecmp(kv, "alias.", 6) == 0 && n > 6) {
+		free(go->alias_name);
+		free(go->alias_val);
+		go->alias_name = xstrndup(kv + 6, n - 6);
+		go->alias_val = xstrdup(kv[n] == '=' ? kv + n + 1 : "");
+		return 1;
+	}
+	for (k = 0; k < nitems(safe); k++) {
+		if (strncasecmp(kv, safe[k], strlen(safe[k])) == 0)
+			return 0;
+	}
+	if (*problem == NULL)
+		*problem = xprintf("git -c '%.*s' can make git run commands",
+		    (int)n, kv);
+	return 1;
+}
+
+/*
+ * The words of a command with global options, those moved after the
+ * others (or dropped: git --no-pager, harmless git -c). *problem says why
+ * the command cannot be judged; for git, *go what the options say.
+ */
+static struct policy_word *
+globals_filter(struct pctx *c, const struct globals *g, const struct pcmd *pc,
+    size_t *nwords, char **problem, struct gitopts *go)
+{
+	const struct policy_word	*w, *arg;
+	struct policy_word		*out, *moved;
+	const char			*t, *v, *attached;
+	char				*lname, *p;
+	size_t				 i, j, no = 0, nm = 0;
+	int				 git = strcmp(g->name, "git") == 0;
+	int				 eq, keep;
 
 	out = xreallocarray(NULL, pc->nwords, sizeof *out);
+	moved = xreallocarray(NULL, pc->nwords, sizeof *moved);
 	out[no++] = pc->words[0];
 	for (i = 1; i < pc->nwords; i++) {
 		w = &pc->words[i];
 		t = w->text;
-		if (t[0] != '-')
+		arg = NULL;
+		attached = NULL;
+		if ((w->flags & PW_EXPANDS) || strcmp(t, "--") == 0)
 			break;
-		if (strcmp(t, "--no-pager") == 0)
-			continue;
-		if (strncmp(t, "-c", 2) == 0) {
-			if (t[2] != '\0')
-				kv = t + 2;
-			else if (i + 1 < pc->nwords)
-				kv = pc->words[++i].text;
-			else
-				break;
-			if ((w->flags | pc->words[i].flags) & PW_EXPANDS) {
-				if (*problem == NULL)
-					*problem = xstrdup("git -c with a setting "
-					    "that is not literal");
-				continue;
-			}
-			n = strcspn(kv, "=");
-			if (strncasecmp(kv, "alias.", 6) == 0 && n > 6) {
-				free(*alias_name);
-				free(*alias_val);
-				*alias_name = xstrndup(kv + 6, n - 6);
-				*alias_val = xstrdup(kv[n] == '=' ? kv + n + 1 : "");
-				continue;
-			}
-			for (k = 0; k < nitems(safe); k++) {
-				if (strncasecmp(kv, safe[k], strlen(safe[k])) == 0)
-					break;
-			}
-			if (k == nitems(safe) && *problem == NULL)
-				*problem = xprintf("git -c '%.*s' can make git run "
-				    "commands", (int)n, kv);
+		if (t[0] == '+' && i == 1 && strcmp(g->name, "cargo") == 0) {
+			moved[nm++] = *w;	/* cargo +nightly */
 			continue;
 		}
-		if ((strncmp(t, "--exec-path", 11) == 0 ||
-		    strncmp(t, "--config-env", 12) == 0) && *problem == NULL)
-			*problem = xprintf("git %s can make git run other "
-			    "programs", t);
-		out[no++] = *w;
-		if ((strcmp(t, "-C") == 0 || strcmp(t, "--git-dir") == 0 ||
-		    strcmp(t, "--work-tree") == 0 || strcmp(t, "--namespace") ==
-		    0) && i + 1 < pc->nwords)
-			out[no++] = pc->words[++i];
+		if (t[0] != '-' || t[1] == '\0')
+			break;
+		if (t[1] == '-' || word_in(g->longflags, t)) {
+			lname = xstrndup(t, strcspn(t, "="));
+			eq = strchr(t, '=') != NULL;
+			if (word_in(g->longarg, lname) && !eq) {
+				if (i + 1 < pc->nwords)
+					arg = &pc->words[i + 1];
+			} else if (!eq && !word_in(g->longflags, lname)) {
+				if (*problem == NULL)
+					*problem = xprintf("%s: unknown option "
+					    "'%s' before the subcommand, so what "
+					    "it runs is unknown", g->name, t);
+				free(lname);
+				break;
+			}
+		} else {
+			/* a cluster of short options; the last may take one */
+			for (j = 1; t[j] != '\0' &&
+			    strchr(g->flags, t[j]) != NULL; j++)
+				;
+			if (t[j] == '\0')
+				lname = xstrdup(t);
+			else if (strchr(g->argopts, t[j]) != NULL) {
+				lname = xprintf("-%c", t[j]);
+				if (t[j + 1] != '\0')
+					attached = t + j + 1;
+				else if (i + 1 < pc->nwords)
+					arg = &pc->words[i + 1];
+			} else {
+				if (*problem == NULL)
+					*problem = xprintf("%s: unknown option "
+					    "'-%c' before the subcommand, so what "
+					    "it runs is unknown", g->name, t[j]);
+				break;
+			}
+		}
+		if (word_in(g->runs, lname) && *problem == NULL)
+			*problem = xprintf("%s %s can make it run a program or "
+			    "write a file that is not judged", g->name, t);
+		/* the argument: the next word, or attached (-Cdir, --x=v) */
+		if (arg != NULL)
+			v = arg->text;
+		else if (t[1] == '-')
+			v = (v = strchr(t, '=')) != NULL ? v + 1 : NULL;
+		else
+			v = attached;
+		keep = 1;
+		if (git && strcmp(lname, "--no-pager") == 0)
+			keep = 0;
+		else if (git && strcmp(lname, "-c") == 0 && v != NULL)
+			keep = git_setting(arg != NULL ? arg : w, v, problem, go);
+		else if (git && (strcmp(lname, "-C") == 0 ||
+		    strcmp(lname, "--git-dir") == 0) && v != NULL) {
+			p = git_path(c, go->dir, arg != NULL ? arg : w, v,
+			    &go->unknown);
+			if (strcmp(lname, "-C") == 0) {
+				/* a relative --git-dir is taken from the last -C */
+				if (go->gitdir != NULL && v[0] != '/' &&
+				    go->gitdir_rel)
+					go->unknown = 1;
+				free(go->dir);
+				go->dir = p;
+			} else {
+				go->gitdir_rel = v[0] != '/';
+				free(go->gitdir);
+				go->gitdir = p;
+			}
+		}
+		free(lname);
+		if (keep) {
+			moved[nm++] = *w;
+			if (arg != NULL)
+				moved[nm++] = *arg;
+		}
+		if (arg != NULL)
+			i++;
 	}
 	for (; i < pc->nwords; i++)
 		out[no++] = pc->words[i];
+	for (j = 0; j < nm; j++)
+		out[no++] = moved[j];
+	free(moved);
 	*nwords = no;
 	return out;
+}
+
+/*
+ * git reads the configuration of the repository it finds from where it
+ * runs, and a configuration can run programs (core.fsmonitor, core.pager,
+ * diff.external, filters, ...). holt made /workspace/.git and asks before
+ * any write into a .git at any depth; a repository found anywhere else (a
+ * subdirectory's own .git, a bare repository, --git-dir) may be the
+ * agent's, so git run there is never auto-allowed.
+ */
+static void
+git_repo_check(struct pctx *c, struct pitem *it, const struct gitopts *go)
+{
+	const char	*where = NULL;
+	size_t		 i;
+
+	if (go->unknown || (c->cwd_unknown && go->gitdir == NULL &&
+	    (go->dir == NULL || go->dir[0] != '/')))
+		where = "a directory known only at run time";
+	else if (go->gitdir != NULL) {
+		if (strcmp(go->gitdir, WORKSPACE "/.git") != 0)
+			where = go->gitdir;
+	} else if (go->dir != NULL) {
+		if (strcmp(go->dir, WORKSPACE) != 0)
+			where = go->dir;
+	} else {
+		for (i = 0; i < c->ncwds && where == NULL; i++) {
+			if (strcmp(c->cwds[i], WORKSPACE) != 0)
+				where = c->cwds[i];
+		}
+	}
+	if (where != NULL)
+		item_problem(it, "git in '%s' may use a repository and its "
+		    "configuration the agent made there (core.fsmonitor, "
+		    "core.pager, ...): only " WORKSPACE "/.git is holt's", where);
 }
 
 /* Builtins that take variable names, where a[expr] is evaluated. */
@@ -1644,11 +1947,13 @@ static int
 norm_cmd(struct pctx *c, const struct pcmd *pc0)
 {
 	const struct policy_word	*w0;
-	struct policy_word		*gitwords = NULL;
+	struct policy_word		*gwords = NULL;
 	struct pcmd			 gpc;
 	const struct pcmd		*pc = pc0;
+	const struct globals		*g = NULL;
+	struct gitopts			 go;
 	char				*canon = NULL, *sys = NULL, *name;
-	char				*gprob = NULL, *aname = NULL, *aval = NULL;
+	char				*gprob = NULL;
 	const char			*alt = NULL, *t;
 	size_t				 k, si, i;
 
@@ -1699,17 +2004,25 @@ norm_cmd(struct pctx *c, const struct pcmd *pc0)
 		name = policy_shell_quote(t);
 	t = sys != NULL ? sys : (canon != NULL ? canon : t);
 
-	if (strcmp(t, "git") == 0) {
-		gpc = *pc;
-		gitwords = git_filter(pc, &gpc.nwords, &gprob, &aname, &aval);
-		gpc.words = gitwords;
-		pc = &gpc;
+	memset(&go, 0, sizeof go);
+	for (k = 0; k < nitems(globals) && pc->nwords > 1; k++) {
+		if (strcmp(t, globals[k].name) == 0) {
+			g = &globals[k];
+			gpc = *pc;
+			gwords = globals_filter(c, g, pc, &gpc.nwords, &gprob,
+			    &go);
+			gpc.words = gwords;
+			pc = &gpc;
+			break;
+		}
 	}
 	cmd_item(c, pc, name, alt, 1);
 	free(name);
 	si = c->nitems - 1;
 	if (gprob != NULL)
 		item_problem(ITEM(c, si), "%s", gprob);
+	if (strcmp(t, "git") == 0)
+		git_repo_check(c, ITEM(c, si), &go);
 
 	/* Most commands are nothing special: one lookup and done. */
 	if (!special_name(t))
@@ -1746,11 +2059,31 @@ norm_cmd(struct pctx *c, const struct pcmd *pc0)
 	if (ITEM(c, si)->problem != NULL)
 		goto done;
 	check_varnames(ITEM(c, si), pc, t);
+	if (strcmp(t, "export") == 0 || strcmp(t, "declare") == 0 ||
+	    strcmp(t, "typeset") == 0 || strcmp(t, "local") == 0 ||
+	    strcmp(t, "readonly") == 0) {
+		for (i = 1; i < pc->nwords; i++) {
+			if (pc->words[i].text[0] != '-' &&
+			    code_var(pc->words[i].text))
+				code_var_problem(ITEM(c, si), pc->words[i].text,
+				    "every later command");
+		}
+	}
 
 	if (strcmp(t, "cd") == 0 || strcmp(t, "pushd") == 0 ||
 	    strcmp(t, "popd") == 0)
 		note_cd(c, pc);
 	note_writes(c, pc, t);
+	if (ITEM(c, si)->anyopts && word_in(" find git perl sed ", t)) {
+		/* -delete, --output=FILE, -i: what it writes is unknown */
+		struct pitem	*it = item_new(c);
+
+		it->write = 1;
+		item_form(it, xprintf("(files of %s)", t));
+		item_problem(it, "%s may get options that write files (-delete, "
+		    "--output=FILE, -i) from %s", t, ITEM(c, si)->optword > 0 ?
+		    "a word the shell expands" : "xargs");
+	}
 	for (k = 0; k < nitems(wrappers); k++) {
 		if (strcmp(t, wrappers[k].name) != 0)
 			continue;
@@ -1761,37 +2094,43 @@ norm_cmd(struct pctx *c, const struct pcmd *pc0)
 		norm_wrapper(c, pc, &wrappers[k], si);
 		goto done;
 	}
-	if (is_shell(t))
+	if (is_shell(t)) {
 		norm_shell(c, pc, si);
-	else if (strcmp(t, "find") == 0)
+		/* The shell sees its prefixes, the string's commands not. */
+		for (i = 0; i < pc->nassigns; i++) {
+			if (!safe_var(pc->assigns[i].text))
+				ITEM(c, si)->transparent = 0;
+		}
+	} else if (strcmp(t, "find") == 0)
 		norm_find(c, pc, si);
-	else if (aname != NULL) {
+	else if (go.alias_name != NULL) {
 		for (i = 1; i < pc->nwords; i++) {
 			if (pc->words[i].text[0] != '-')
 				break;
 		}
-		if (i < pc->nwords && strcmp(pc->words[i].text, aname) == 0) {
-			if (aval[0] != '!')
+		if (i < pc->nwords && strcmp(pc->words[i].text,
+		    go.alias_name) == 0) {
+			if (go.alias_val[0] != '!')
 				item_problem(ITEM(c, si), "git alias '%s' stands "
-				    "for 'git %s': judge that instead", aname, aval);
+				    "for 'git %s': judge that instead",
+				    go.alias_name, go.alias_val);
 			else if (c->depth >= NORM_MAX_DEPTH)
 				item_problem(ITEM(c, si), "aliases nested too deep");
 			else {
 				/* A shell alias: git runs it with sh -c. */
 				ITEM(c, si)->transparent = 1;
 				c->depth++;
-				if (policy_norm_line(c, aval + 1,
-				    strlen(aval + 1)) != 0)
+				if (policy_norm_line(c, go.alias_val + 1,
+				    strlen(go.alias_val + 1)) != 0)
 					ITEM(c, si)->transparent = 0;
 				c->depth--;
 			}
 		}
 	}
 done:
-	free(gitwords);
+	free(gwords);
 	free(gprob);
-	free(aname);
-	free(aval);
+	gitopts_release(&go);
 	free(canon);
 	free(sys);
 	return 0;
@@ -1971,6 +2310,9 @@ norm_parsed_kind(struct pctx *c, const struct policy_cmd *pcmd)
 
 			for (i = 0; i < pcmd->nassigns; i++) {
 				r = word_render(&pcmd->assigns[i]);
+				if (code_var(pcmd->assigns[i].text))
+					code_var_problem(it,
+					    pcmd->assigns[i].text, "the shell");
 				if (i > 0)
 					buf_addc(&b, ' ');
 				buf_adds(&b, r);
@@ -2061,6 +2403,7 @@ rule_matches(struct policy *p, const struct policy_rule *r, const char *s)
 	return rule_matches_len(p, r, s, strlen(s));
 }
 
+/* Hostile arguments: what xargs or a glob may add to a command. */
 #define XARGS_PROBE " -delete --output=/x --pre=sh -exec sh -c x ;"
 
 static int
@@ -2097,6 +2440,7 @@ action_rank(enum policy_action a)
 struct judged {
 	const struct policy_rule	*rule;
 	const struct policy_group	*group;
+	const struct policy_rule	*probed;	/* allowed but not hostile */
 };
 
 static void
@@ -2112,6 +2456,7 @@ judge_rules(struct policy *p, const struct pitem *it, struct judged *j)
 
 	j->rule = NULL;
 	j->group = NULL;
+	j->probed = NULL;
 	for (gi = 0; gi < p->ngroups; gi++) {
 		g = &p->groups[gi];
 		for (fi = 0; fi < it->nforms; fi++) {
@@ -2126,12 +2471,16 @@ judge_rules(struct policy *p, const struct pitem *it, struct judged *j)
 				if (fi > 0 && action_rank(r->action) == 1)
 					break;
 				/*
-				 * xargs appends arguments from its input: an
+				 * xargs appends arguments from its input, a
+				 * glob or a variable may give options: an
 				 * allow counts only if it allows hostile ones.
 				 */
-				if (it->xargs && action_rank(r->action) == 1 &&
-				    !rule_matches_probe(p, r, it->forms[fi]))
+				if (it->anyopts && action_rank(r->action) == 1 &&
+				    !rule_matches_probe(p, r, it->forms[fi])) {
+					if (j->probed == NULL)
+						j->probed = r;
 					continue;
+				}
 				if (j->rule == NULL ||
 				    action_rank(r->action) > action_rank(j->rule->action)) {
 					j->rule = r;
@@ -2247,6 +2596,24 @@ judge_item(struct policy *p, enum policy_mode mode, struct pitem *it,
 		part->reason = xstrdup(it->write ? "nothing is written" :
 		    "judged by what it runs");
 		return;
+	}
+	switch (mode) {
+	case POLICY_AUTO:
+	case POLICY_STRICT:
+		if (j.probed == NULL)
+			break;
+		if (it->optword > 0)
+			part->reason = xprintf("'%s' may expand to options "
+			    "(-delete, --output=FILE, ...), which rule '%s' does "
+			    "not allow", it->words[it->optword], j.probed->pattern);
+		else
+			part->reason = xprintf("xargs may add options (-delete, "
+			    "--output=FILE, ...), which rule '%s' does not "
+			    "allow", j.probed->pattern);
+		part->verdict = mode == POLICY_AUTO ? POLICY_ASK : POLICY_DENY;
+		return;
+	default:
+		break;
 	}
 	switch (mode) {
 	case POLICY_MANUAL:
