@@ -527,6 +527,11 @@ agent_output_tail(struct agent *a, struct call *c)
 	keep = a->output_tail.len < OUTPUT_TAIL_MAX ? a->output_tail.len :
 	    OUTPUT_TAIL_MAX;
 	start = a->output_tail.len - keep;
+	while (keep > 1 && ((unsigned char)a->output_tail.data[start] &
+	    0xc0) == 0x80) {
+		start++;
+		keep--;
+	}
 	skipped = a->output_off - keep - a->logged_output;
 	if (skipped > 0) {
 		/* Start the tail at a line, if one starts near. */
@@ -553,6 +558,10 @@ agent_output_tail(struct agent *a, struct call *c)
 	for (off = 0; off < keep; off += n) {
 		n = keep - off < OUTPUT_TAIL_CHUNK ? keep - off :
 		    OUTPUT_TAIL_CHUNK;
+		/* Never split a UTF-8 character between two events. */
+		while (off + n < keep && n > 4 && ((unsigned char)
+		    a->output_tail.data[start + off + n] & 0xc0) == 0x80)
+			n--;
 		ev = evlog_new("tool.output");
 		cJSON_AddStringToObject(ev, "call_id", c->id);
 		cJSON_AddStringToObject(ev, "stream", "tail");

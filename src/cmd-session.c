@@ -20,7 +20,42 @@
 #include "session.h"
 #include "ui.h"
 
-/* -t NAME, or the session most recently active. */
+/*
+ * A session named NAME, or else the one session whose name starts with it
+ * (as tmux's -t does). Returns NAME itself when nothing matches, so the
+ * error names what was typed.
+ */
+static char *
+cmd_match_session(const char *name, char **cause)
+{
+	char		**names, *found = NULL;
+	size_t		 n, i, len = strlen(name), hits = 0;
+	struct buf	 all = BUF_INIT;
+
+	if (session_exists(name))
+		return xstrdup(name);
+	names = session_list(&n);
+	for (i = 0; i < n; i++) {
+		if (strncmp(names[i], name, len) == 0) {
+			buf_addf(&all, "%s%s", hits++ > 0 ? ", " : "", names[i]);
+			free(found);
+			found = xstrdup(names[i]);
+		}
+		free(names[i]);
+	}
+	free(names);
+	if (hits > 1) {
+		*cause = xprintf("session '%s': ambiguous (%s)", name,
+		    buf_str(&all));
+		free(found);
+		found = NULL;
+	} else if (hits == 0)
+		found = xstrdup(name);
+	buf_release(&all);
+	return found;
+}
+
+/* -t NAME (or a unique start of it), or the session most recently active. */
 static char *
 cmd_pick_session(const char *name, char **cause)
 {
@@ -30,7 +65,7 @@ cmd_pick_session(const char *name, char **cause)
 	time_t		 newest = 0;
 
 	if (name != NULL)
-		return xstrdup(name);
+		return cmd_match_session(name, cause);
 	names = session_list(&n);
 	for (i = 0; i < n; i++) {
 		dir = session_dir(names[i]);

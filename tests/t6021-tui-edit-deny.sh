@@ -95,8 +95,23 @@ test_expect_success BWRAP,TMUX 'the step count survives a server restart' '
 	grep -a "^s .* 4/25" after
 '
 
+test_expect_success BWRAP,TMUX 'holt attach -t takes a unique start of a name' '
+	echo "{ \"turns\": [ { \"text\": \"hi\", \"tool_calls\": [] } ] }" >hi.json &&
+	holt new -d -s s-long --repo "$TRASH_DIRECTORY/repo" --model script:hi.json "hi" &&
+	tui_start p -t s-lo &&
+	tui_wait p "│ s-long │" 100 &&
+	holt new -d -s s-lean --repo "$TRASH_DIRECTORY/repo" --model script:hi.json "hi" &&
+	test_must_fail holt attach -t s-l </dev/null 2>err &&
+	grep "session .s-l.: ambiguous (s-lean, s-long)" err &&
+	test_must_fail holt attach -t nosuch </dev/null 2>err &&
+	grep "session .nosuch.: no such session" err
+'
+
 test_expect_success BWRAP 'cleanup' '
+	tui_stop &&
 	holt kill-session -t s &&
+	holt kill-session -t s-long &&
+	holt kill-session -t s-lean &&
 	holt kill-server
 '
 

@@ -13,6 +13,9 @@ FAKE_SOCKET=$HOLT_HOME/run/$HOLT_SOCKET
 FAKE_CTL=$TRASH_DIRECTORY/ctl.sock
 FAKE_LOG=$TRASH_DIRECTORY/sent.jsonl
 TUI_CMD=${HOLT_TUI_CMD:-"$HOLT_BUILD_DIR/tests/tui-attach -L $HOLT_SOCKET"}
+# The screen runs in tmux here as a user's would, but with its own prefix
+# (C-b), not the one it takes inside tmux, unless a test says otherwise.
+TUI_ENV="env -u TMUX"
 export TERM=xterm-256color
 LF='
 '
@@ -48,7 +51,7 @@ tui_start() {
 	name=$1
 	shift
 	$TUI_TMUX new-session -d -s "$name" -x "${TUI_COLS:-200}" \
-		-y "${TUI_ROWS:-60}" "$TUI_CMD $*; echo \"exit=\$?\"; stty -a | tr \" \" \"\\n\" | grep -qx icanon && echo tty=sane; sleep 30"
+		-y "${TUI_ROWS:-60}" "$TUI_ENV $TUI_CMD $*; echo \"exit=\$?\"; stty -a | tr \" \" \"\\n\" | grep -qx icanon && echo tty=sane; sleep 30"
 }
 
 tui_screen() {

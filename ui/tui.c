@@ -32,6 +32,7 @@
 #define TUI_INPUT_MAX	5		/* rows of the input line */
 #define TUI_TYPING_MS	500	/* a key this recent: the user is typing */
 #define TUI_QUIET_MS	1000	/* quiet this long: a guarded modal arms */
+#define TUI_TMUX_PREFIX	"C-g"	/* the prefix inside tmux */
 
 
 struct tui {
@@ -464,7 +465,9 @@ tui_read_server(struct tui *t)
 			return;
 		}
 		if (n == 0) {
-			t->exit_cause = xstrdup("server exited");
+			/* A new server rebuilds the session from its log. */
+			t->exit_cause = xprintf("server exited: holt attach -t "
+			    "%s brings the session back", t->session);
 			t->done = 1;
 			break;
 		}
@@ -1482,7 +1485,7 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 	struct tui	 tt, *t = &tt;
 	struct pollfd	 pfd[4];
 	char		*why = NULL, drain[64];
-	int		 i, n, rc = 0, theme_err = 0;
+	int		 i, n, rc = 0, theme_err = 0, tmux_prefix;
 	const char	*prefix;
 
 	memset(t, 0, sizeof *t);
@@ -1502,6 +1505,15 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 		return -1;
 	}
 	prefix = config_get("prefix");
+	/*
+	 * Inside tmux, C-b is tmux's own prefix: C-b d would detach tmux,
+	 * not holt. Unless holt.conf says otherwise, take C-g, which neither
+	 * tmux nor screen binds, and say so.
+	 */
+	tmux_prefix = getenv("TMUX") != NULL && *getenv("TMUX") != '\0' &&
+	    strcmp(config_source("prefix"), "default") == 0;
+	if (tmux_prefix)
+		prefix = TUI_TMUX_PREFIX;
 	if (keys_set_prefix(prefix, &why) != 0) {
 		log_warnx("%s", why);
 		free(why);
@@ -1545,6 +1557,12 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 	mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
 	mouseinterval(0);
 	theme_start();
+	if (tmux_prefix) {
+		tui_flash(t, "inside tmux the prefix is %s (C-b stays tmux's): "
+		    "%s d detaches; prefix in holt.conf changes it",
+		    TUI_TMUX_PREFIX, TUI_TMUX_PREFIX);
+		tui_flash_hold(t, 10000);
+	}
 	if (theme_err) {
 		tui_flash(t, "%s; using the default theme", why);
 		t->flash_until = mono_ms() + 15000;

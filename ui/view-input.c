@@ -85,20 +85,25 @@ view_input_resize(struct pane *p, int w, int h)
 static void
 view_input_draw(struct pane *p, WINDOW *win)
 {
-	static const char hint[] = "message the agent   (Enter send · "
-	    "C-j new line · Esc interrupt · C-b d detach · C-b ? help)";
 	struct input	*in = p->data;
 	const char	*s = buf_str(&in->text), *line, *nl, *lead;
 	int		 row = 0, cy = 0, cx = 2, x, first, rows;
 	size_t		 len, skip;
+	char		*hint, *pfx;
 
 	rows = view_input_rows(in);
 	first = rows > in->h ? rows - in->h : 0;
 	if (in->text.len == 0) {
+		/* The hint names the prefix in effect (C-g inside tmux). */
+		pfx = keys_name(keys_prefix());
+		hint = tui_readonly(p->tui) ? xstrdup("read-only: watching") :
+		    xprintf("message the agent   (Enter send · C-j new line · "
+		    "Esc interrupt · %s d detach · %s ? help)", pfx, pfx);
 		text_draw_role(win, 0, 0, ">", 1, 1, ROLE_USER);
-		text_draw_role(win, 0, 2, tui_readonly(p->tui) ?
-		    "read-only: watching" : hint, tui_readonly(p->tui) ? 19 :
-		    strlen(hint), in->w - 2, ROLE_HINT);
+		text_draw_role(win, 0, 2, hint, strlen(hint), in->w - 2,
+		    ROLE_HINT);
+		free(hint);
+		free(pfx);
 		wmove(win, 0, 2);
 		return;
 	}
