@@ -1,0 +1,517 @@
+/*
+ * e2b-files.c: the sandbox's files through E2B's API: filesystem.Filesystem
+ * (Connect, unary JSON: Stat, ListDir, MakeDir, Move, Remove) and the plain
+ * HTTP /files (GET reads a file; POST writes one or more, as
+ * multipart/form-data or application/octet-stream). Each request is a few
+ * calls to holt-envd, whose file operations are confined to /workspace,
+ * /home/user and /tmp of the sandbox; a relative path is below /home/user,
+ * as in E2B. They are blocking calls on the loop: a call costs what envd
+ * takes to read or write the file, up to E2B_MAX_BODY.
+ */
+#include <event2/buffer.h>
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "e2b.h"
+
+static const char *
+base_name(const char *path)
+{
+	const char	*s = strrchr(path, '/');
+
+	return s != NULL && s[1] != '\0' ? s + 1 : path;
+}
+
+static void
+add_permissions(cJSON *o, const char *type, int mode)
+{
+	char	 p[11];
+	int	 i;
+
+	p[0] = strcmp(type, "dir") == 0 ? 'd' :
+	    strcmp(type, "symlink") == 0 ? 'l' : '-';
+	for (i = 0; i < 9; i++)
+		p[1 + i] = (mode & (0400 >> i)) ? "rwxrwxrwx"[i] : '-';
+	p[10] = '\0';
+	cJSON_AddStringToObject(o, "permissions", p);
+}
+
+/* filesystem.EntryInfo of an envd stat or list entry at abs. */
+static cJSON *
+entry_info(const char *abs, const cJSON *st)
+{
+	cJSON		*e = cJSON_CreateObject();
+	const char	*type = json_str(st, "type"), *t;
+	char		 size[32], when[48];
+	double		 ms = json_num(st, "mtime_ms", 0);
+	time_t		 sec = (time_t)(ms / 1000);
+	struct tm	 tm;
+
+	if (type == NULL)
+		type = "other";
+	cJSON_AddStringToObject(e, "name", base_name(abs));
+	t = strcmp(type, "file") == 0 ? "FILE_TYPE_FILE" :
+	    strcmp(type, "dir") == 0 ? "FILE_TYPE_DIRECTORY" :
+	    strcmp(type, "symlink") == 0 ? "FILE_TYPE_SYMLINK" :
+	    "FILE_TYPE_UNSPECIFIED";
+	cJSON_AddStringToObject(e, "type", t);
+	cJSON_AddStringToObject(e, "path", abs);
+	snprintf(size, sizeof size, "%.0f", json_num(st, "size", 0));
+	cJSON_AddStringToObject(e, "size", size);
+	cJSON_AddNumberToObject(e, "mode", json_num(st, "mode", 0));
+	add_permissions(e, type, (int)json_num(st, "mode", 0));
+	cJSON_AddStringToObject(e, "owner", "user");
+	cJSON_AddStringToObject(e, "group", "user");
+	gmtime_r(&sec, &tm);
+	strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+	cJSON_AddStringToObject(e, "modifiedTime", when);
+	if (json_str(st, "target") != NULL)
+		cJSON_AddStringToObject(e, "symlinkTarget",
+		    json_str(st, "target"));
+	return e;
+}
+
+/* A connected envd, or -1 with a Connect error sent. */
+static int
+fs_connect(struct evhttp_request *req, struct sandbox *sb)
+{
+	char	*cause = NULL;
+	int	 fd;
+
+	if ((fd = sandbox_connect(sb, &cause)) == -1) {
+		e2b_reply_connect_error(req, "unavailable", cause);
+		free(cause);
+	}
+	return fd;
+}
+
+/* envd request op on path; the reply, or NULL with *cause. */
+static cJSON *
+path_call(int fd, const char *op, const char *path, char **cause)
+{
+	cJSON	*r = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(r, "op", op);
+	cJSON_AddStringToObject(r, "path", path);
+	return envd_call(fd, r, cause);
+}
+
+static cJSON *
+fs_stat(int fd, const char *abs, char **cause)
+{
+	cJSON	*st, *e;
+
+	if ((st = path_call(fd, "stat", abs, cause)) == NULL)
+		return NULL;
+	e = entry_info(abs, st);
+	cJSON_Delete(st);
+	return e;
+}
+
+static cJSON *
+fs_list(int fd, const char *abs, int depth, char **cause)
+{
+	cJSON		*entries, *out, *arr;
+	const cJSON	*it;
+	char		*p;
+	const char	*rel;
+
+	if ((entries = envd_list(fd, abs, depth, cause)) == NULL)
+		return NULL;
+	out = cJSON_CreateObject();
+	arr = cJSON_AddArrayToObject(out, "entries");
+	cJSON_ArrayForEach(it, entries) {
+		if ((rel = json_str(it, "path")) == NULL)
+			continue;
+		p = strcmp(abs, "/") == 0 ? xprintf("/%s", rel) :
+		    xprintf("%s/%s", abs, rel);
+		cJSON_AddItemToArray(arr, entry_info(p, it));
+		free(p);
+	}
+	cJSON_Delete(entries);
+	return out;
+}
+
+/* mkdir -p in the sandbox; already_exists if it is there. */
+static cJSON *
+fs_mkdir(int fd, const char *abs, char **cause, const char **code)
+{
+	cJSON		*st, *r;
+	struct buf	 err = BUF_INIT;
+	char		*q, *cmd;
+	int		 rc;
+
+	if ((st = path_call(fd, "stat", abs, cause)) != NULL) {
+		cJSON_Delete(st);
+		*code = "already_exists";
+		free(*cause);
+		*cause = xprintf("path '%s': already exists", abs);
+		return NULL;
+	}
+	free(*cause);
+	*cause = NULL;
+	q = policy_shell_quote(abs);
+	cmd = xprintf("mkdir -p -- %s", q);
+	free(q);
+	rc = envd_exec_simple(fd, cmd, 10000, NULL, &err, cause);
+	free(cmd);
+	if (rc != 0) {
+		if (rc > 0)
+			*cause = xprintf("path '%s': %s", abs, buf_str(&err));
+		buf_release(&err);
+		*code = "permission_denied";
+		return NULL;
+	}
+	buf_release(&err);
+	r = cJSON_CreateObject();
+	if ((st = fs_stat(fd, abs, cause)) == NULL) {
+		cJSON_Delete(r);
+		return NULL;
+	}
+	cJSON_AddItemToObject(r, "entry", st);
+	return r;
+}
+
+void
+e2b_fs_handle(struct e2b_server *srv, struct evhttp_request *req,
+    struct e2b_box *box, struct sandbox *sb, const char *method)
+{
+	cJSON		*in, *out = NULL, *r;
+	char		*cause = NULL, *abs = NULL, *to = NULL;
+	const char	*code = NULL;
+	int		 fd, depth;
+
+	(void)srv;
+	(void)box;
+	if (strcmp(method, "Stat") != 0 && strcmp(method, "ListDir") != 0 &&
+	    strcmp(method, "MakeDir") != 0 && strcmp(method, "Move") != 0 &&
+	    strcmp(method, "Remove") != 0) {
+		e2b_reply_connect_error(req, "unimplemented", "holt does not "
+		    "serve this method of filesystem.Filesystem");
+		return;
+	}
+	if ((in = e2b_body_json(req, E2B_MAX_RPC_BODY, &cause)) == NULL) {
+		e2b_reply_connect_error(req, "invalid_argument", cause);
+		free(cause);
+		return;
+	}
+	if (strcmp(method, "Move") == 0) {
+		if (json_str(in, "source") == NULL ||
+		    json_str(in, "destination") == NULL) {
+			e2b_reply_connect_error(req, "invalid_argument",
+			    "source and destination needed");
+			cJSON_Delete(in);
+			return;
+		}
+		abs = e2b_path(json_str(in, "source"));
+		to = e2b_path(json_str(in, "destination"));
+	} else if (json_str(in, "path") == NULL) {
+		e2b_reply_connect_error(req, "invalid_argument", "path needed");
+		cJSON_Delete(in);
+		return;
+	} else
+		abs = e2b_path(json_str(in, "path"));
+	depth = (int)json_num(in, "depth", 1);
+	cJSON_Delete(in);
+	if ((fd = fs_connect(req, sb)) == -1)
+		goto out;
+	if (strcmp(method, "Stat") == 0) {
+		if ((r = fs_stat(fd, abs, &cause)) != NULL) {
+			out = cJSON_CreateObject();
+			cJSON_AddItemToObject(out, "entry", r);
+		}
+	} else if (strcmp(method, "ListDir") == 0)
+		out = fs_list(fd, abs, depth < 1 ? 1 : depth, &cause);
+	else if (strcmp(method, "MakeDir") == 0)
+		out = fs_mkdir(fd, abs, &cause, &code);
+	else if (strcmp(method, "Remove") == 0) {
+		r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "op", "remove");
+		cJSON_AddStringToObject(r, "path", abs);
+		cJSON_AddBoolToObject(r, "recursive", 1);
+		if ((r = envd_call(fd, r, &cause)) != NULL) {
+			cJSON_Delete(r);
+			out = cJSON_CreateObject();
+		}
+	} else {
+		r = cJSON_CreateObject();
+		cJSON_AddStringToObject(r, "op", "move");
+		cJSON_AddStringToObject(r, "from", abs);
+		cJSON_AddStringToObject(r, "to", to);
+		if ((r = envd_call(fd, r, &cause)) != NULL) {
+			cJSON_Delete(r);
+			if ((r = fs_stat(fd, to, &cause)) != NULL) {
+				out = cJSON_CreateObject();
+				cJSON_AddItemToObject(out, "entry", r);
+			}
+		}
+	}
+	close(fd);
+	if (out != NULL)
+		e2b_reply_json(req, 200, out);
+	else
+		e2b_reply_connect_error(req, code != NULL ? code :
+		    e2b_envd_code(cause), cause != NULL ? cause : "failed");
+	cJSON_Delete(out);
+	free(cause);
+out:
+	free(abs);
+	free(to);
+}
+
+/* ---- /files ---- */
+
+static void
+files_error(struct evhttp_request *req, const char *cause)
+{
+	const char	*code = e2b_envd_code(cause);
+	int		 http = 500;
+
+	if (strcmp(code, "not_found") == 0)
+		http = 404;
+	else if (strcmp(code, "permission_denied") == 0)
+		http = 403;
+	else if (strcmp(code, "invalid_argument") == 0)
+		http = 400;
+	e2b_reply_error(req, http, "%s", cause);
+}
+
+static void
+free_data(const void *data, size_t len, void *arg)
+{
+	(void)len;
+	(void)arg;
+	free((void *)data);
+}
+
+static void
+files_get(struct evhttp_request *req, struct sandbox *sb)
+{
+	struct evbuffer	*b;
+	char		*path, *abs, *data, *cause = NULL;
+	size_t		 len;
+	int		 fd;
+
+	if ((path = e2b_query(req, "path")) == NULL) {
+		e2b_reply_error(req, 400, "GET /files: path needed");
+		return;
+	}
+	abs = e2b_path(path);
+	free(path);
+	if ((fd = sandbox_connect(sb, &cause)) == -1) {
+		e2b_reply_error(req, 502, "%s", cause);
+		goto out;
+	}
+	data = envd_read_file(fd, abs, &len, &cause);
+	close(fd);
+	if (data == NULL) {
+		files_error(req, cause);
+		goto out;
+	}
+	b = evbuffer_new();
+	/* No copy: the reply owns data until it is written. */
+	evbuffer_add_reference(b, data, len, free_data, NULL);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/octet-stream");
+	evhttp_send_reply(req, 200, NULL, b);
+	evbuffer_free(b);
+out:
+	free(cause);
+	free(abs);
+}
+
+/* Undo FormData's escapes of a file name: %22 %0D %0A. */
+static char *
+form_name(const char *s, size_t n)
+{
+	struct buf	 b = BUF_INIT;
+	size_t		 i;
+
+	for (i = 0; i < n; i++) {
+		if (s[i] == '%' && i + 2 < n) {
+			if (strncmp(s + i, "%22", 3) == 0) {
+				buf_addc(&b, '"');
+				i += 2;
+				continue;
+			}
+			if (strncmp(s + i, "%0D", 3) == 0) {
+				buf_addc(&b, '\r');
+				i += 2;
+				continue;
+			}
+			if (strncmp(s + i, "%0A", 3) == 0) {
+				buf_addc(&b, '\n');
+				i += 2;
+				continue;
+			}
+		}
+		buf_addc(&b, s[i]);
+	}
+	return buf_detach(&b, NULL);
+}
+
+/* Write one file and add its entry to out; -1 with a reply sent. */
+static int
+write_one(struct evhttp_request *req, int fd, const char *path,
+    const char *data, size_t len, cJSON *out)
+{
+	char	*abs = e2b_path(path), *cause = NULL;
+	cJSON	*e;
+
+	if (envd_write_file(fd, abs, data, len, -1, &cause) != 0) {
+		files_error(req, cause);
+		free(cause);
+		free(abs);
+		return -1;
+	}
+	e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "name", base_name(abs));
+	cJSON_AddStringToObject(e, "type", "file");
+	cJSON_AddStringToObject(e, "path", abs);
+	cJSON_AddItemToArray(out, e);
+	free(abs);
+	return 0;
+}
+
+/* Each part of a multipart/form-data body; -1 with a reply sent. */
+static int
+write_multipart(struct evhttp_request *req, int fd, const char *ct,
+    const char *body, size_t len, const char *qpath, cJSON *out)
+{
+	const char	*bp = strstr(ct, "boundary="), *p, *end, *hdr, *fn;
+	const char	*data;
+	char		*delim, *name;
+	size_t		 dl;
+	int		 rc = 0, nparts = 0;
+
+	if (bp == NULL) {
+		e2b_reply_error(req, 400, "multipart body without boundary");
+		return -1;
+	}
+	bp += 9;
+	if (*bp == '"')
+		bp++;
+	delim = xprintf("\r\n--%.*s", (int)strcspn(bp, "\";"), bp);
+	dl = strlen(delim);
+	/* The first delimiter has no CRLF before it. */
+	if (len < dl - 2 || memcmp(body, delim + 2, dl - 2) != 0)
+		goto bad;
+	p = body + dl - 2;
+	for (;;) {
+		if ((size_t)(body + len - p) >= 2 && memcmp(p, "--", 2) == 0)
+			break;		/* the closing delimiter */
+		if ((size_t)(body + len - p) < 2 || memcmp(p, "\r\n", 2) != 0)
+			goto bad;
+		hdr = p + 2;
+		if ((data = memmem(hdr, body + len - hdr, "\r\n\r\n", 4)) ==
+		    NULL)
+			goto bad;
+		data += 4;
+		if ((end = memmem(data, body + len - data, delim, dl)) == NULL)
+			goto bad;
+		fn = memmem(hdr, data - hdr, "filename=\"", 10);
+		if (fn != NULL) {
+			fn += 10;
+			name = form_name(fn, strcspn(fn, "\"\r\n"));
+		} else
+			name = NULL;
+		if (qpath == NULL && (name == NULL || *name == '\0')) {
+			free(name);
+			e2b_reply_error(req, 400, "POST /files: a part without "
+			    "a file name, and no path");
+			rc = -1;
+			break;
+		}
+		rc = write_one(req, fd, qpath != NULL ? qpath : name, data,
+		    end - data, out);
+		free(name);
+		if (rc != 0)
+			break;
+		nparts++;
+		p = end + dl;
+	}
+	free(delim);
+	if (rc == 0 && nparts == 0) {
+		e2b_reply_error(req, 400, "POST /files: no file in the body");
+		return -1;
+	}
+	return rc;
+bad:
+	free(delim);
+	e2b_reply_error(req, 400, "POST /files: malformed multipart body");
+	return -1;
+}
+
+static void
+files_post(struct evhttp_request *req, struct sandbox *sb)
+{
+	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
+	const char		*ct = evhttp_find_header(h, "Content-Type");
+	const char		*ce = evhttp_find_header(h, "Content-Encoding");
+	char			*path, *body, *cause = NULL;
+	size_t			 len;
+	int			 fd, rc;
+	cJSON			*out;
+
+	if (ce != NULL && strcmp(ce, "identity") != 0) {
+		e2b_reply_error(req, 415, "Content-Encoding '%s': not "
+		    "supported, send the file as it is", ce);
+		return;
+	}
+	if (ct == NULL || (strncmp(ct, "multipart/form-data", 19) != 0 &&
+	    strncmp(ct, "application/octet-stream", 24) != 0)) {
+		e2b_reply_error(req, 415, "POST /files: send "
+		    "multipart/form-data or application/octet-stream");
+		return;
+	}
+	path = e2b_query(req, "path");
+	if (*ct == 'a' && path == NULL) {
+		e2b_reply_error(req, 400, "POST /files: path needed");
+		return;
+	}
+	if ((body = e2b_body(req, E2B_MAX_BODY, &len)) == NULL) {
+		e2b_reply_error(req, 413, "POST /files: body too large");
+		free(path);
+		return;
+	}
+	if ((fd = sandbox_connect(sb, &cause)) == -1) {
+		e2b_reply_error(req, 502, "%s", cause);
+		free(cause);
+		free(body);
+		free(path);
+		return;
+	}
+	out = cJSON_CreateArray();
+	if (*ct == 'a')
+		rc = write_one(req, fd, path, body, len, out);
+	else
+		rc = write_multipart(req, fd, ct, body, len, path, out);
+	close(fd);
+	if (rc == 0)
+		e2b_reply_json(req, 200, out);
+	cJSON_Delete(out);
+	free(body);
+	free(path);
+}
+
+void
+e2b_files_handle(struct e2b_server *srv, struct evhttp_request *req,
+    struct e2b_box *box, struct sandbox *sb)
+{
+	(void)srv;
+	(void)box;
+	switch (evhttp_request_get_command(req)) {
+	case EVHTTP_REQ_GET:
+		files_get(req, sb);
+		break;
+	case EVHTTP_REQ_POST:
+		files_post(req, sb);
+		break;
+	default:
+		e2b_reply_error(req, 405, "/files: use GET or POST");
+		break;
+	}
+}

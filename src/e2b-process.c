@@ -1,0 +1,820 @@
+/*
+ * e2b-process.c: process.Process of E2B's envd, over the Connect protocol
+ * with the JSON codec. Start and Connect are server streams: each holds its
+ * own connection to the sandbox's holt-envd and turns envd's events into
+ * Connect envelopes (1 byte of flags, a 4-byte big-endian length, JSON),
+ * sent as chunks of one HTTP/1.1 reply, ending with an end-of-stream
+ * envelope. A client that goes away mid-stream only closes that envd
+ * connection: the command goes on and Connect re-joins it. The unary calls
+ * (List, SendInput, SendSignal, CloseStdin, Update) are one envd request
+ * each. Every command may first be judged by holt's policy.
+ */
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "e2b.h"
+
+/* What Start was asked to run, for List and for tags. */
+struct e2b_proc {
+	char		*sandbox;
+	long		 pid;
+	char		*tag;
+	cJSON		*config;	/* ProcessConfig as sent */
+	struct e2b_proc	*next;
+};
+
+#define STREAM_HIGH_WATER	(1024 * 1024)	/* bytes queued to the client */
+#define KEEPALIVE_S		30
+
+struct e2b_stream {
+	struct e2b_server	*srv;
+	struct evhttp_request	*req;		/* NULL once the client left */
+	struct evhttp_connection *evcon;
+	struct bufferevent	*bev;		/* to holt-envd */
+	struct frame_decoder	 dec;
+	struct event		*keepalive;
+	char			*sandbox;
+	char			*tag;
+	cJSON			*config;	/* Start's, registered on start */
+	long			 timeout_ms;
+	int			 read_paused;
+	int			 done;
+};
+
+static struct e2b_proc *
+proc_find(struct e2b_server *srv, const char *sandbox, long pid,
+    const char *tag)
+{
+	struct e2b_proc	*p;
+
+	for (p = srv->procs; p != NULL; p = p->next) {
+		if (strcmp(p->sandbox, sandbox) != 0)
+			continue;
+		if (tag != NULL ? p->tag != NULL && strcmp(p->tag, tag) == 0 :
+		    p->pid == pid)
+			return p;
+	}
+	return NULL;
+}
+
+static void
+proc_add(struct e2b_server *srv, const char *sandbox, long pid,
+    const char *tag, const cJSON *config)
+{
+	struct e2b_proc	*p;
+
+	if ((p = proc_find(srv, sandbox, pid, NULL)) == NULL) {
+		p = xcalloc(1, sizeof *p);
+		p->sandbox = xstrdup(sandbox);
+		p->pid = pid;
+		p->next = srv->procs;
+		srv->procs = p;
+	} else {
+		free(p->tag);
+		cJSON_Delete(p->config);
+	}
+	p->tag = tag != NULL ? xstrdup(tag) : NULL;
+	p->config = cJSON_Duplicate(config, 1);
+}
+
+void
+e2b_process_free_all(struct e2b_server *srv)
+{
+	struct e2b_proc	*p;
+
+	while ((p = srv->procs) != NULL) {
+		srv->procs = p->next;
+		free(p->sandbox);
+		free(p->tag);
+		cJSON_Delete(p->config);
+		free(p);
+	}
+}
+
+/* ---- the stream ---- */
+
+static void
+stream_free(struct e2b_stream *st)
+{
+	if (st->bev != NULL)
+		bufferevent_free(st->bev);	/* closes the envd socket */
+	if (st->keepalive != NULL)
+		event_free(st->keepalive);
+	frame_decoder_release(&st->dec);
+	free(st->sandbox);
+	free(st->tag);
+	cJSON_Delete(st->config);
+	free(st);
+}
+
+static void
+stream_drained(struct evhttp_connection *evcon, void *arg)
+{
+	struct e2b_stream	*st = arg;
+
+	(void)evcon;
+	if (st->read_paused && st->bev != NULL) {
+		st->read_paused = 0;
+		bufferevent_enable(st->bev, EV_READ);
+	}
+}
+
+/* One envelope to the client, holding text (a JSON object). */
+static void
+stream_send(struct e2b_stream *st, unsigned char flags, const char *text,
+    size_t len)
+{
+	struct evbuffer	*b;
+	unsigned char	 hdr[5];
+	size_t		 queued;
+
+	if (st->req == NULL)
+		return;
+	hdr[0] = flags;
+	hdr[1] = (unsigned char)(len >> 24);
+	hdr[2] = (unsigned char)(len >> 16);
+	hdr[3] = (unsigned char)(len >> 8);
+	hdr[4] = (unsigned char)len;
+	b = evbuffer_new();
+	evbuffer_add(b, hdr, sizeof hdr);
+	evbuffer_add(b, text, len);
+	queued = evbuffer_get_length(bufferevent_get_output(
+	    evhttp_connection_get_bufferevent(st->evcon)));
+	if (queued + len > STREAM_HIGH_WATER && st->bev != NULL) {
+		/* Stop reading envd until the client took it: envd then
+		 * slows the command rather than holt growing. */
+		st->read_paused = 1;
+		bufferevent_disable(st->bev, EV_READ);
+	}
+	evhttp_send_reply_chunk_with_cb(st->req, b, stream_drained, st);
+	evbuffer_free(b);
+}
+
+static void
+stream_send_json(struct e2b_stream *st, unsigned char flags, const cJSON *j)
+{
+	char	*s = json_print(j);
+
+	stream_send(st, flags, s, strlen(s));
+	free(s);
+}
+
+static void
+stream_closed(struct evhttp_connection *evcon, void *arg)
+{
+	struct e2b_stream	*st = arg;
+	struct evhttp_request	*req = st->req;
+
+	(void)evcon;
+	log_debug("sandbox '%s': client left a stream", st->sandbox);
+	st->req = NULL;
+	if (req != NULL)
+		evhttp_send_reply_end(req);	/* frees the orphaned request */
+	stream_free(st);
+}
+
+/* The end-of-stream envelope, with an error when code is not NULL. */
+static void
+stream_end(struct e2b_stream *st, const char *code, const char *message)
+{
+	cJSON	*j = cJSON_CreateObject(), *e;
+
+	if (code != NULL) {
+		e = cJSON_AddObjectToObject(j, "error");
+		cJSON_AddStringToObject(e, "code", code);
+		cJSON_AddStringToObject(e, "message", message);
+	}
+	stream_send_json(st, 0x02, j);
+	cJSON_Delete(j);
+	if (st->req != NULL) {
+		evhttp_connection_set_closecb(st->evcon, NULL, NULL);
+		evhttp_send_reply_end(st->req);
+		st->req = NULL;
+	}
+	stream_free(st);
+}
+
+static void
+send_start(struct e2b_stream *st, long pid)
+{
+	char	 s[64];
+	int	 n;
+
+	n = snprintf(s, sizeof s, "{\"event\":{\"start\":{\"pid\":%ld}}}", pid);
+	stream_send(st, 0, s, (size_t)n);
+}
+
+/* A chunk of output: base64 needs no JSON escaping, so no cJSON here. */
+static void
+send_data(struct e2b_stream *st, const char *stream, struct buf *data)
+{
+	struct buf	 out = BUF_INIT;
+	char		*b64;
+
+	b64 = envd_b64_encode(data->data, data->len);
+	buf_addf(&out, "{\"event\":{\"data\":{\"%s\":\"%s\"}}}", stream, b64);
+	free(b64);
+	stream_send(st, 0, out.data, out.len);
+	buf_release(&out);
+}
+
+/* Returns 1 when the stream is over (and freed). */
+static int
+stream_frame(struct e2b_stream *st, const cJSON *f)
+{
+	const char	*ev = json_str(f, "event"), *err = json_str(f, "error");
+	struct buf	 data = BUF_INIT;
+	cJSON		*j, *end;
+	char		*status;
+	double		 code, sig;
+
+	if (ev == NULL) {
+		if (err != NULL) {
+			stream_end(st, e2b_envd_code(err), err);
+			return 1;
+		}
+		return 0;
+	}
+	if (strcmp(ev, "started") == 0 || strcmp(ev, "attached") == 0) {
+		if (strcmp(ev, "started") == 0 && st->config != NULL)
+			proc_add(st->srv, st->sandbox,
+			    (long)json_num(f, "pid", 0), st->tag, st->config);
+		send_start(st, (long)json_num(f, "pid", 0));
+	} else if (strcmp(ev, "stdout") == 0 || strcmp(ev, "stderr") == 0 ||
+	    strcmp(ev, "pty") == 0) {
+		if (envd_data_get(f, &data) == 0 && data.len > 0)
+			send_data(st, ev, &data);
+		buf_release(&data);
+	} else if (strcmp(ev, "exit") == 0) {
+		if (json_bool(f, "timed_out", 0)) {
+			status = xprintf("command timed out after %ld ms",
+			    st->timeout_ms);
+			stream_end(st, "deadline_exceeded", status);
+			free(status);
+			return 1;
+		}
+		code = json_num(f, "code", -1);
+		sig = json_num(f, "signal", 0);
+		j = cJSON_CreateObject();
+		end = cJSON_AddObjectToObject(cJSON_AddObjectToObject(j,
+		    "event"), "end");
+		if (sig > 0) {
+			status = xprintf("signal: %d", (int)sig);
+			code = -1;
+		} else
+			status = xprintf("exit status %d", (int)code);
+		cJSON_AddNumberToObject(end, "exitCode", code);
+		cJSON_AddBoolToObject(end, "exited", sig <= 0);
+		cJSON_AddStringToObject(end, "status", status);
+		if (code != 0)
+			cJSON_AddStringToObject(end, "error", status);
+		free(status);
+		stream_send_json(st, 0, j);
+		cJSON_Delete(j);
+		stream_end(st, NULL, NULL);
+		return 1;
+	}
+	return 0;
+}
+
+static void
+stream_read(struct bufferevent *bev, void *arg)
+{
+	struct e2b_stream	*st = arg;
+	struct evbuffer		*in = bufferevent_get_input(bev);
+	struct evbuffer_iovec	 v[8];
+	int			 n, i;
+	cJSON			*f;
+	char			*cause = NULL;
+
+	while (evbuffer_get_length(in) > 0) {
+		n = evbuffer_peek(in, -1, NULL, v, nitems(v));
+		if (n > (int)nitems(v))
+			n = nitems(v);
+		for (i = 0; i < n; i++) {
+			frame_decoder_feed(&st->dec, v[i].iov_base,
+			    v[i].iov_len);
+			evbuffer_drain(in, v[i].iov_len);
+		}
+	}
+	for (;;) {
+		if (frame_decoder_next(&st->dec, &f, &cause) < 0) {
+			stream_end(st, "internal", cause);
+			free(cause);
+			return;
+		}
+		if (f == NULL)
+			break;
+		if (stream_frame(st, f)) {
+			cJSON_Delete(f);
+			return;
+		}
+		cJSON_Delete(f);
+	}
+}
+
+static void
+stream_event(struct bufferevent *bev, short what, void *arg)
+{
+	struct e2b_stream	*st = arg;
+	char			*m;
+
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+		m = xprintf("sandbox '%s': its envd went away", st->sandbox);
+		stream_end(st, "unavailable", m);
+		free(m);
+	}
+}
+
+static void
+stream_keepalive(evutil_socket_t fd, short ev, void *arg)
+{
+	static const char	 ka[] = "{\"event\":{\"keepalive\":{}}}";
+
+	(void)fd;
+	(void)ev;
+	stream_send(arg, 0, ka, sizeof ka - 1);
+}
+
+/*
+ * Begin a stream: the reply's headers go now, so every later failure is an
+ * end-of-stream error, as Connect has it.
+ */
+static struct e2b_stream *
+stream_new(struct e2b_server *srv, struct evhttp_request *req,
+    struct sandbox *sb)
+{
+	struct e2b_stream	*st;
+	struct timeval		 tv = { KEEPALIVE_S, 0 };
+
+	st = xcalloc(1, sizeof *st);
+	st->srv = srv;
+	st->req = req;
+	st->evcon = evhttp_request_get_connection(req);
+	st->sandbox = xstrdup(sandbox_id(sb));
+	frame_decoder_init(&st->dec, FRAME_MAX);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/connect+json");
+	evhttp_send_reply_start(req, 200, NULL);
+	evhttp_connection_set_closecb(st->evcon, stream_closed, st);
+	st->keepalive = event_new(srv->base, -1, EV_PERSIST, stream_keepalive,
+	    st);
+	event_add(st->keepalive, &tv);
+	return st;
+}
+
+/* Connect envd and send req; 0, or -1 with the stream ended and freed. */
+static int
+stream_envd(struct e2b_stream *st, struct sandbox *sb, cJSON *req)
+{
+	char	*cause = NULL, *frame;
+	size_t	 len;
+	int	 fd;
+
+	if ((fd = sandbox_connect(sb, &cause)) == -1) {
+		stream_end(st, "unavailable", cause);
+		free(cause);
+		return -1;
+	}
+	file_set_nonblock(fd);
+	st->bev = bufferevent_socket_new(st->srv->base, fd,
+	    BEV_OPT_CLOSE_ON_FREE);
+	bufferevent_setcb(st->bev, stream_read, NULL, stream_event, st);
+	bufferevent_enable(st->bev, EV_READ);
+	cJSON_AddNumberToObject(req, "id", 1);
+	frame = frame_encode(req, &len);
+	bufferevent_write(st->bev, frame, len);
+	free(frame);
+	return 0;
+}
+
+/* The one message of a server-streaming request, or NULL + a reply. */
+static cJSON *
+stream_request(struct evhttp_request *req)
+{
+	const char	*ct = evhttp_find_header(
+	    evhttp_request_get_input_headers(req), "Content-Type");
+	char		*body;
+	size_t		 len;
+	uint32_t	 n;
+	cJSON		*j;
+
+	if (ct == NULL || strncmp(ct, "application/connect+json", 24) != 0) {
+		e2b_reply_connect_error(req, "invalid_argument", "streaming "
+		    "calls take Content-Type application/connect+json");
+		return NULL;
+	}
+	if ((body = e2b_body(req, E2B_MAX_RPC_BODY, &len)) == NULL) {
+		e2b_reply_connect_error(req, "resource_exhausted",
+		    "request over 1 MiB");
+		return NULL;
+	}
+	n = len >= 5 ? (uint32_t)(unsigned char)body[1] << 24 |
+	    (uint32_t)(unsigned char)body[2] << 16 |
+	    (uint32_t)(unsigned char)body[3] << 8 | (unsigned char)body[4] : 0;
+	if (len < 5 || (body[0] & 0x01) || n != len - 5 ||
+	    (j = cJSON_ParseWithLength(body + 5, n)) == NULL ||
+	    !cJSON_IsObject(j)) {
+		if (len >= 5 && (body[0] & 0x01))
+			e2b_reply_connect_error(req, "unimplemented",
+			    "compressed messages are not supported");
+		else
+			e2b_reply_connect_error(req, "invalid_argument",
+			    "request: not one enveloped JSON object");
+		free(body);
+		return NULL;
+	}
+	free(body);
+	return j;
+}
+
+/* ---- policy ---- */
+
+/*
+ * The command line the policy judges: the SDK's "/bin/bash -l -c CMD" is
+ * CMD; anything else is its argv, quoted.
+ */
+static char *
+policy_line(const char *cmd, const cJSON *args)
+{
+	const cJSON	*a;
+	struct buf	 b = BUF_INIT;
+	char		*q;
+	int		 n = cJSON_GetArraySize(args);
+
+	if ((strcmp(cmd, "/bin/bash") == 0 || strcmp(cmd, "bash") == 0 ||
+	    strcmp(cmd, "/bin/sh") == 0 || strcmp(cmd, "sh") == 0) &&
+	    n >= 2 && n <= 3) {
+		a = cJSON_GetArrayItem(args, n - 2);
+		if (cJSON_IsString(a) && strcmp(a->valuestring, "-c") == 0 &&
+		    (n == 2 || strcmp(cJSON_GetArrayItem(args, 0)->valuestring,
+		    "-l") == 0) && cJSON_IsString(cJSON_GetArrayItem(args,
+		    n - 1)))
+			return xstrdup(cJSON_GetArrayItem(args, n - 1)->
+			    valuestring);
+	}
+	q = policy_shell_quote(cmd);
+	buf_adds(&b, q);
+	free(q);
+	cJSON_ArrayForEach(a, args) {
+		q = policy_shell_quote(a->valuestring);
+		buf_addc(&b, ' ');
+		buf_adds(&b, q);
+		free(q);
+	}
+	return buf_detach(&b, NULL);
+}
+
+/* NULL when the policy lets the command run, else why not. */
+static char *
+policy_refuses(struct e2b_server *srv, const char *cmd, const cJSON *args)
+{
+	struct policy_result	*r;
+	char			*line, *why = NULL;
+
+	if (srv->policy == NULL)
+		return NULL;
+	line = policy_line(cmd, args);
+	r = policy_check_command(srv->policy, srv->mode, line);
+	if (r->verdict == POLICY_DENY)
+		why = xprintf("holt policy: '%s' denied: %s", line,
+		    r->reason != NULL ? r->reason : "no rule allows it");
+	else if (r->verdict == POLICY_ASK)
+		why = xprintf("holt policy: '%s' needs approval: %s", line,
+		    r->reason != NULL ? r->reason : "no rule settles it");
+	if (why != NULL)
+		log_info("%s", why);
+	policy_result_free(r);
+	free(line);
+	return why;
+}
+
+/* ---- Start and Connect ---- */
+
+static int
+strings_array(const cJSON *a)
+{
+	const cJSON	*it;
+
+	if (a == NULL)
+		return 1;
+	if (!cJSON_IsArray(a))
+		return 0;
+	cJSON_ArrayForEach(it, a) {
+		if (!cJSON_IsString(it))
+			return 0;
+	}
+	return 1;
+}
+
+static void
+process_start(struct e2b_server *srv, struct evhttp_request *req,
+    struct e2b_box *box, struct sandbox *sb)
+{
+	const char		*to = evhttp_find_header(
+	    evhttp_request_get_input_headers(req), "Connect-Timeout-Ms");
+	struct e2b_stream	*st;
+	cJSON			*in, *proc, *args, *envs, *pty, *size, *ereq, *argv;
+	cJSON			*env;
+	const cJSON		*it;
+	const char		*cmd, *cwd;
+	char			*why, *cwdp;
+
+	if ((in = stream_request(req)) == NULL)
+		return;
+	proc = cJSON_GetObjectItem(in, "process");
+	cmd = json_str(proc, "cmd");
+	args = cJSON_GetObjectItem(proc, "args");
+	envs = cJSON_GetObjectItem(proc, "envs");
+	if (cmd == NULL || *cmd == '\0' || !strings_array(args) ||
+	    (envs != NULL && !cJSON_IsObject(envs))) {
+		e2b_reply_connect_error(req, "invalid_argument",
+		    "process: cmd (a string), args (strings) and envs needed");
+		cJSON_Delete(in);
+		return;
+	}
+	st = stream_new(srv, req, sb);
+	if ((why = policy_refuses(srv, cmd, args)) != NULL) {
+		stream_end(st, "permission_denied", why);
+		free(why);
+		cJSON_Delete(in);
+		return;
+	}
+	st->config = cJSON_Duplicate(proc, 1);
+	if (json_str(in, "tag") != NULL)
+		st->tag = xstrdup(json_str(in, "tag"));
+	ereq = cJSON_CreateObject();
+	cJSON_AddStringToObject(ereq, "op", "exec");
+	argv = cJSON_AddArrayToObject(ereq, "argv");
+	cJSON_AddItemToArray(argv, cJSON_CreateString(cmd));
+	cJSON_ArrayForEach(it, args)
+		cJSON_AddItemToArray(argv, cJSON_CreateString(it->valuestring));
+	cwd = json_str(proc, "cwd");
+	cwdp = e2b_path(cwd);
+	cJSON_AddStringToObject(ereq, "cwd", cwdp);
+	free(cwdp);
+	env = cJSON_Duplicate(box->envs, 1);
+	cJSON_ArrayForEach(it, envs) {
+		if (cJSON_IsString(it)) {
+			cJSON_DeleteItemFromObject(env, it->string);
+			cJSON_AddStringToObject(env, it->string,
+			    it->valuestring);
+		}
+	}
+	cJSON_AddItemToObject(ereq, "env", env);
+	if (to != NULL && (st->timeout_ms = strtol(to, NULL, 10)) > 0)
+		cJSON_AddNumberToObject(ereq, "timeout_ms", st->timeout_ms);
+	if ((pty = cJSON_GetObjectItem(in, "pty")) != NULL) {
+		size = cJSON_GetObjectItem(pty, "size");
+		pty = cJSON_AddObjectToObject(ereq, "pty");
+		cJSON_AddNumberToObject(pty, "cols", json_num(size, "cols", 80));
+		cJSON_AddNumberToObject(pty, "rows", json_num(size, "rows", 24));
+	} else if (json_bool(in, "stdin", 0))
+		cJSON_AddBoolToObject(ereq, "stdin", 1);
+	cJSON_Delete(in);
+	log_debug("sandbox '%s': start %s", box->id, cmd);
+	stream_envd(st, sb, ereq);
+	cJSON_Delete(ereq);
+}
+
+/* The pid a ProcessSelector names, or -1 with an error sent. */
+static long
+selector_pid(struct e2b_server *srv, struct evhttp_request *req,
+    struct sandbox *sb, const cJSON *in, int stream)
+{
+	const cJSON	*sel = cJSON_GetObjectItem(in, "process");
+	const char	*tag = json_str(sel, "tag");
+	struct e2b_proc	*p;
+	long		 pid;
+	char		*m;
+
+	if (tag != NULL) {
+		if ((p = proc_find(srv, sandbox_id(sb), 0, tag)) != NULL)
+			return p->pid;
+		m = xprintf("process with tag '%s': not found", tag);
+		goto fail;
+	}
+	if ((pid = (long)json_num(sel, "pid", -1)) > 0)
+		return pid;
+	m = xstrdup("process: pid or tag needed");
+fail:
+	if (!stream)
+		e2b_reply_connect_error(req, tag != NULL ? "not_found" :
+		    "invalid_argument", m);
+	free(m);
+	return -1;
+}
+
+static void
+process_connect(struct e2b_server *srv, struct evhttp_request *req,
+    struct sandbox *sb)
+{
+	const char		*to = evhttp_find_header(
+	    evhttp_request_get_input_headers(req), "Connect-Timeout-Ms");
+	struct e2b_stream	*st;
+	cJSON			*in, *ereq;
+	long			 pid;
+
+	if ((in = stream_request(req)) == NULL)
+		return;
+	if ((pid = selector_pid(srv, req, sb, in, 0)) < 0) {
+		cJSON_Delete(in);
+		return;
+	}
+	cJSON_Delete(in);
+	st = stream_new(srv, req, sb);
+	if (to != NULL)
+		st->timeout_ms = strtol(to, NULL, 10);
+	ereq = cJSON_CreateObject();
+	cJSON_AddStringToObject(ereq, "op", "attach");
+	cJSON_AddNumberToObject(ereq, "pid", pid);
+	cJSON_AddNumberToObject(ereq, "offset", 0);
+	stream_envd(st, sb, ereq);
+	cJSON_Delete(ereq);
+}
+
+/* ---- unary calls ---- */
+
+/* One envd request; the reply, or NULL with the Connect error sent. */
+static cJSON *
+unary_envd(struct evhttp_request *req, struct sandbox *sb, cJSON *ereq)
+{
+	char	*cause = NULL;
+	cJSON	*rep;
+	int	 fd;
+
+	if ((fd = sandbox_connect(sb, &cause)) == -1) {
+		cJSON_Delete(ereq);
+		e2b_reply_connect_error(req, "unavailable", cause);
+		free(cause);
+		return NULL;
+	}
+	rep = envd_call(fd, ereq, &cause);
+	close(fd);
+	if (rep == NULL) {
+		e2b_reply_connect_error(req, e2b_envd_code(cause), cause);
+		free(cause);
+	}
+	return rep;
+}
+
+static void
+reply_empty(struct evhttp_request *req)
+{
+	cJSON	*j = cJSON_CreateObject();
+
+	e2b_reply_json(req, 200, j);
+	cJSON_Delete(j);
+}
+
+static void
+process_list(struct e2b_server *srv, struct evhttp_request *req,
+    struct sandbox *sb)
+{
+	cJSON		*ereq, *rep, *out, *arr, *pi, *cfg;
+	const cJSON	*c;
+	struct e2b_proc	*p;
+	long		 pid;
+
+	ereq = cJSON_CreateObject();
+	cJSON_AddStringToObject(ereq, "op", "ps");
+	if ((rep = unary_envd(req, sb, ereq)) == NULL)
+		return;
+	out = cJSON_CreateObject();
+	arr = cJSON_AddArrayToObject(out, "processes");
+	cJSON_ArrayForEach(c, cJSON_GetObjectItem(rep, "commands")) {
+		if (!json_bool(c, "running", 0))
+			continue;
+		pid = (long)json_num(c, "pid", 0);
+		p = proc_find(srv, sandbox_id(sb), pid, NULL);
+		pi = cJSON_CreateObject();
+		if (p != NULL)
+			cfg = cJSON_Duplicate(p->config, 1);
+		else {
+			cfg = cJSON_CreateObject();
+			cJSON_AddStringToObject(cfg, "cmd", "");
+		}
+		if (cJSON_GetObjectItem(cfg, "args") == NULL)
+			cJSON_AddArrayToObject(cfg, "args");
+		if (cJSON_GetObjectItem(cfg, "envs") == NULL)
+			cJSON_AddObjectToObject(cfg, "envs");
+		cJSON_AddItemToObject(pi, "config", cfg);
+		cJSON_AddNumberToObject(pi, "pid", pid);
+		if (p != NULL && p->tag != NULL)
+			cJSON_AddStringToObject(pi, "tag", p->tag);
+		cJSON_AddItemToArray(arr, pi);
+	}
+	cJSON_Delete(rep);
+	e2b_reply_json(req, 200, out);
+	cJSON_Delete(out);
+}
+
+static const char *
+signal_name(const cJSON *s)
+{
+	if (cJSON_IsNumber(s)) {
+		if (s->valueint == 9)
+			return "KILL";
+		if (s->valueint == 15)
+			return "TERM";
+	} else if (cJSON_IsString(s)) {
+		if (strcmp(s->valuestring, "SIGNAL_SIGKILL") == 0)
+			return "KILL";
+		if (strcmp(s->valuestring, "SIGNAL_SIGTERM") == 0)
+			return "TERM";
+	}
+	return NULL;
+}
+
+static void
+process_unary(struct e2b_server *srv, struct evhttp_request *req,
+    struct sandbox *sb, const char *method)
+{
+	cJSON		*in, *ereq, *rep, *input, *size;
+	char		*cause = NULL;
+	const char	*sig;
+	long		 pid;
+	struct buf	 data = BUF_INIT;
+
+	if ((in = e2b_body_json(req, E2B_MAX_RPC_BODY, &cause)) == NULL) {
+		e2b_reply_connect_error(req, "invalid_argument", cause);
+		free(cause);
+		return;
+	}
+	if ((pid = selector_pid(srv, req, sb, in, 0)) < 0) {
+		cJSON_Delete(in);
+		return;
+	}
+	ereq = cJSON_CreateObject();
+	cJSON_AddNumberToObject(ereq, "pid", pid);
+	if (strcmp(method, "SendInput") == 0) {
+		input = cJSON_GetObjectItem(in, "input");
+		if (!cJSON_IsString(cJSON_GetObjectItem(input, "stdin")) &&
+		    !cJSON_IsString(cJSON_GetObjectItem(input, "pty")))
+			goto bad;
+		if (envd_b64_decode(json_str(input, "stdin") != NULL ?
+		    json_str(input, "stdin") : json_str(input, "pty"),
+		    &data) != 0)
+			goto bad;
+		cJSON_AddStringToObject(ereq, "op", "stdin");
+		envd_data_set(ereq, data.data, data.len);
+		buf_release(&data);
+	} else if (strcmp(method, "CloseStdin") == 0) {
+		cJSON_AddStringToObject(ereq, "op", "stdin");
+		cJSON_AddBoolToObject(ereq, "eof", 1);
+	} else if (strcmp(method, "SendSignal") == 0) {
+		if ((sig = signal_name(cJSON_GetObjectItem(in, "signal"))) ==
+		    NULL)
+			goto bad;
+		cJSON_AddStringToObject(ereq, "op", "signal");
+		cJSON_AddStringToObject(ereq, "signal", sig);
+	} else {
+		size = cJSON_GetObjectItem(cJSON_GetObjectItem(in, "pty"),
+		    "size");
+		if (size == NULL)
+			goto bad;
+		cJSON_AddStringToObject(ereq, "op", "resize");
+		cJSON_AddNumberToObject(ereq, "cols", json_num(size, "cols", 80));
+		cJSON_AddNumberToObject(ereq, "rows", json_num(size, "rows", 24));
+	}
+	cJSON_Delete(in);
+	if ((rep = unary_envd(req, sb, ereq)) != NULL) {
+		cJSON_Delete(rep);
+		reply_empty(req);
+	}
+	return;
+bad:
+	buf_release(&data);
+	cJSON_Delete(ereq);
+	cJSON_Delete(in);
+	e2b_reply_connect_error(req, "invalid_argument", "bad request");
+}
+
+void
+e2b_process_handle(struct e2b_server *srv, struct evhttp_request *req,
+    struct e2b_box *box, struct sandbox *sb, const char *method)
+{
+	if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+		e2b_reply_connect_error(req, "unimplemented", "use POST");
+		return;
+	}
+	if (strcmp(method, "Start") == 0)
+		process_start(srv, req, box, sb);
+	else if (strcmp(method, "Connect") == 0)
+		process_connect(srv, req, sb);
+	else if (strcmp(method, "List") == 0)
+		process_list(srv, req, sb);
+	else if (strcmp(method, "SendInput") == 0 ||
+	    strcmp(method, "CloseStdin") == 0 ||
+	    strcmp(method, "SendSignal") == 0 || strcmp(method, "Update") == 0)
+		process_unary(srv, req, sb, method);
+	else
+		e2b_reply_connect_error(req, "unimplemented",
+		    "no such method in process.Process");
+}

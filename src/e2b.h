@@ -1,0 +1,107 @@
+/*
+ * e2b.h: holt e2b serve, E2B's sandbox API on one local port (holt(1),
+ * E2B), private to the e2b-*.c files.
+ *
+ * e2b-server.c owns the evhttp server: it checks keys and tokens and routes
+ * each request, by the E2b-Sandbox-Id header, to the control plane
+ * (e2b-api.c: create, connect, pause, timeout, kill, list) or to the
+ * sandbox's own API (e2b-process.c: process.Process over the Connect
+ * protocol; e2b-files.c: filesystem.Filesystem, /files, /health). Every
+ * E2B sandbox is an ordinary holt sandbox; e2b-box.c keeps what E2B adds
+ * (template, metadata, envs, access token, end of life) in
+ * data/sandboxes/<id>/e2b.json. Everything runs on one libevent loop.
+ */
+#ifndef E2B_H
+#define E2B_H
+
+#include <event2/event.h>
+#include <event2/http.h>
+
+#include "holt.h"
+#include "policy.h"
+#include "sandbox.h"
+
+#define E2B_ENVD_VERSION	"0.5.7"
+#define E2B_DEFAULT_LISTEN	"127.0.0.1:49999"
+#define E2B_DEFAULT_TIMEOUT_S	300
+#define E2B_MAX_TIMEOUT_S	(24 * 3600)
+#define E2B_MAX_BODY		(256U * 1024 * 1024)	/* POST /files */
+#define E2B_MAX_RPC_BODY	(1U * 1024 * 1024)	/* JSON requests */
+
+/* e2b-box.c: E2B's record of one sandbox. */
+struct e2b_box {
+	char		*id;		/* the holt sandbox id */
+	char		*template;
+	char		*token;		/* X-Access-Token for its envd */
+	char		*started;	/* RFC 3339 */
+	cJSON		*metadata;	/* object of strings */
+	cJSON		*envs;		/* object of strings */
+	uint64_t	 end_ms;	/* wall clock; paused past it */
+	uint64_t	 paused_left_ms;	/* timeout left when paused */
+	struct e2b_box	*next;
+};
+
+struct e2b_box *e2b_box_load(const char *id);	/* NULL: not an E2B one */
+int	 e2b_box_save(struct e2b_box *, char **cause);
+void	 e2b_box_free(struct e2b_box *);
+char	*e2b_random_hex(size_t bytes);		/* caller frees */
+/* Where holt e2b keeps its API key (config/e2b-key); made on first use. */
+char	*e2b_key_get(char **cause);
+
+/* e2b-server.c */
+struct e2b_server {
+	struct event_base	*base;
+	struct evhttp		*http;
+	char			*key;
+	struct policy		*policy;	/* NULL: every command runs */
+	enum policy_mode	 mode;
+	int			 ask_timeout_s;
+	struct e2b_box		*boxes;		/* the E2B sandboxes known */
+	struct e2b_proc		*procs;		/* commands started here */
+	struct e2b_ask		*asks;		/* commands waiting for a human */
+	struct event		*tick;
+	uint64_t		 next_ask;
+};
+
+struct e2b_server *e2b_server_new(struct event_base *, const char *listen,
+	    char **cause);
+void	 e2b_server_free(struct e2b_server *);
+struct e2b_box *e2b_server_box(struct e2b_server *, const char *id);
+void	 e2b_server_forget_box(struct e2b_server *, const char *id);
+
+/* Replies (e2b-server.c). */
+void	 e2b_reply_json(struct evhttp_request *, int code, const cJSON *);
+/* The control plane's error shape: {"code": N, "message": ...}. */
+void	 e2b_reply_error(struct evhttp_request *, int code, const char *fmt,
+	    ...) printflike(3, 4);
+/* A Connect unary error: HTTP status from the code, {"code","message"}. */
+void	 e2b_reply_connect_error(struct evhttp_request *, const char *code,
+	    const char *message);
+/* The request body as a NUL-terminated string, or NULL when too big. */
+char	*e2b_body(struct evhttp_request *, size_t max, size_t *lenp);
+cJSON	*e2b_body_json(struct evhttp_request *, size_t max, char **cause);
+/* A query parameter of the request's URI, or NULL; caller frees. */
+char	*e2b_query(struct evhttp_request *, const char *key);
+/* The Connect code of an envd error message ("not_found", ...). */
+const char *e2b_envd_code(const char *message);
+
+/* e2b-api.c: the control plane. path starts after the host. */
+void	 e2b_api_handle(struct e2b_server *, struct evhttp_request *,
+	    const char *path);
+cJSON	*e2b_api_sandbox_json(struct e2b_box *, struct sandbox *);
+/* Pause sandboxes whose timeout ran out (called every second). */
+void	 e2b_api_expire(struct e2b_server *);
+
+/* e2b-process.c: process.Process. */
+void	 e2b_process_handle(struct e2b_server *, struct evhttp_request *,
+	    struct e2b_box *, struct sandbox *, const char *method);
+void	 e2b_process_free_all(struct e2b_server *);
+/* e2b-files.c: filesystem.Filesystem, GET/POST /files. */
+void	 e2b_fs_handle(struct e2b_server *, struct evhttp_request *,
+	    struct e2b_box *, struct sandbox *, const char *method);
+void	 e2b_files_handle(struct e2b_server *, struct evhttp_request *,
+	    struct e2b_box *, struct sandbox *);
+/* A path of the E2B API as envd's: relative ones are below /home/user. */
+char	*e2b_path(const char *path);
+
+#endif

@@ -1,0 +1,88 @@
+# tests/e2b-lib.sh: what the E2B tests (t90xx) share, on top of lib.sh:
+# the official E2B SDK, installed from the npm registry at a pinned version
+# into the build tree once, and holt e2b serve on a loopback port.
+#
+#	e2b_serve [ARGS]	start holt e2b serve ARGS on 127.0.0.1 (a free
+#				port) in the background; E2B_API_URL,
+#				E2B_SANDBOX_URL, E2B_API_KEY and E2B_PORT go to
+#				e2b.env, which e2b_js and e2b_curl read (each
+#				test runs in a subshell)
+#	e2b_stop		stop it
+#	e2b_js PROG ARGS	run tests/e2b/PROG.cjs with node (60 s at most)
+#	e2b_curl ARGS		curl to the server, printing the status code
+#				(body in "body")
+#
+# Sets the prerequisite E2B when node, npm and the SDK are there.
+
+E2B_SDK_VERSION=2.51.0
+E2B_NODE_DIR=$HOLT_BUILD_DIR/tests/node
+HOLT_E2B_SDK=$E2B_NODE_DIR/node_modules/e2b
+export HOLT_E2B_SDK
+
+e2b_sdk_ok_() {
+	test -f "$HOLT_E2B_SDK/package.json" &&
+	grep -q "\"version\": \"$E2B_SDK_VERSION\"" "$HOLT_E2B_SDK/package.json"
+}
+
+e2b_why_=
+if ! command -v bwrap >/dev/null 2>&1; then
+	e2b_why_="bubblewrap is missing"
+elif ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+	e2b_why_="node or npm is missing"
+elif ! e2b_sdk_ok_; then
+	mkdir -p "$E2B_NODE_DIR"
+	# Once per build tree; scripts running at once wait for each other.
+	(
+		flock 9
+		e2b_sdk_ok_ ||
+		timeout 180 npm install --no-save --prefix "$E2B_NODE_DIR" \
+			--no-audit --no-fund --fetch-retries=1 \
+			--fetch-timeout=30000 --loglevel=error \
+			"e2b@$E2B_SDK_VERSION" >npm.log 2>&1
+	) 9>"$E2B_NODE_DIR/.lock"
+	e2b_sdk_ok_ || e2b_why_="npm install e2b@$E2B_SDK_VERSION failed: $(tail -n 3 npm.log 2>/dev/null | tr '\n' ' ')"
+fi
+if [ -n "$e2b_why_" ]; then
+	say "SKIP: $e2b_why_"
+else
+	test_set_prereq E2B
+fi
+
+e2b_serve() {
+	rm -f e2b.out
+	"$HOLT_BUILD_DIR/holt" e2b serve --listen 127.0.0.1:0 "$@" \
+		>e2b.out 2>>e2b.err &
+	echo $! >e2b.pid
+	test_wait_for 100 "grep -q listening e2b.out" || return 1
+	E2B_PORT=$(sed -n 's/.*:\([0-9]*\)$/\1/p' e2b.out)
+	E2B_API_URL=http://127.0.0.1:$E2B_PORT
+	E2B_SANDBOX_URL=$E2B_API_URL
+	E2B_API_KEY=$(holt e2b key)
+	cat >e2b.env <<-EOF
+	E2B_PORT=$E2B_PORT
+	E2B_API_URL=$E2B_API_URL
+	E2B_SANDBOX_URL=$E2B_API_URL
+	E2B_API_KEY=$E2B_API_KEY
+	export E2B_PORT E2B_API_URL E2B_SANDBOX_URL E2B_API_KEY
+	EOF
+}
+
+e2b_stop() {
+	if [ -f e2b.pid ]; then
+		kill "$(cat e2b.pid)" 2>/dev/null
+		rm -f e2b.pid
+	fi
+	return 0
+}
+
+e2b_js() {
+	prog_=$1
+	shift
+	. ./e2b.env
+	timeout 60 node "$TEST_DIRECTORY/e2b/$prog_.cjs" "$@"
+}
+
+e2b_curl() {
+	. ./e2b.env
+	curl -s -o body -w '%{http_code}\n' --max-time 20 "$@"
+}
