@@ -121,7 +121,9 @@ body_or_400(struct evhttp_request *req)
 	cJSON	*body;
 
 	if ((body = e2b_body_json(req, E2B_MAX_RPC_BODY, &cause)) == NULL) {
-		e2b_reply_error(req, 400, "%s", cause);
+		e2b_reply_error(req, evbuffer_get_length(
+		    evhttp_request_get_input_buffer(req)) > E2B_MAX_RPC_BODY ?
+		    413 : 400, "%s", cause);
 		free(cause);
 	}
 	return body;
