@@ -89,6 +89,8 @@ main(int argc, char **argv)
 		{ "npm test -- --watch=false", "npm test -- --watch=false" },
 		{ "5-part pipeline", "cat src/a.c | grep -n TODO | cut -c1-80 | "
 		    "head -n 20 | wc -l" },
+		{ "git global options", "git --no-pager -C . log --oneline -5" },
+		{ "glob argument", "grep -n TODO *.c" },
 	};
 	struct policy		*p;
 	struct policy_result	*res;

@@ -1591,7 +1591,7 @@ static const struct globals globals[] = {
 	    "--warnings-as-errors --add-dir-header --alsologtostderr "
 	    "--logtostderr --skip-headers --help ", " --kubeconfig "
 	    "--profile-output --log-file --log-dir " },
-	{ "npm", "Cw", "dfgilpqsy", " --prefix --workspace --loglevel "
+	{ "npm", "Cw", "dfghilpqsvy", " --prefix --workspace --loglevel "
 	    "--registry --cache --tag --omit --include --userconfig "
 	    "--globalconfig --script-shell --node-options --shell --editor "
 	    "--browser --viewer --git --cwd --otp --scope --location ",
@@ -2407,19 +2407,6 @@ rule_matches(struct policy *p, const struct policy_rule *r, const char *s)
 #define XARGS_PROBE " -delete --output=/x --pre=sh -exec sh -c x ;"
 
 static int
-rule_matches_probe(struct policy *p, const struct policy_rule *r,
-    const char *form)
-{
-	char	*s;
-	int	 m;
-
-	s = xprintf("%s" XARGS_PROBE, form);
-	m = rule_matches(p, r, s);
-	free(s);
-	return m;
-}
-
-static int
 action_rank(enum policy_action a)
 {
 	switch (a) {
@@ -2448,7 +2435,8 @@ judge_rules(struct policy *p, const struct pitem *it, struct judged *j)
 {
 	const struct policy_group	*g;
 	const struct policy_rule	*r;
-	size_t				 gi, ri, fi, len[ITEM_MAX_FORMS];
+	size_t				 gi, ri, fi, len[ITEM_MAX_FORMS], plen = 0;
+	char				*probe = NULL;	/* form 0 and hostile args */
 	int				 is_write;
 
 	for (fi = 0; fi < it->nforms; fi++)
@@ -2475,11 +2463,17 @@ judge_rules(struct policy *p, const struct pitem *it, struct judged *j)
 				 * glob or a variable may give options: an
 				 * allow counts only if it allows hostile ones.
 				 */
-				if (it->anyopts && action_rank(r->action) == 1 &&
-				    !rule_matches_probe(p, r, it->forms[fi])) {
-					if (j->probed == NULL)
-						j->probed = r;
-					continue;
+				if (it->anyopts && action_rank(r->action) == 1) {
+					if (probe == NULL) {
+						probe = xprintf("%s" XARGS_PROBE,
+						    it->forms[fi]);
+						plen = strlen(probe);
+					}
+					if (!rule_matches_len(p, r, probe, plen)) {
+						if (j->probed == NULL)
+							j->probed = r;
+						continue;
+					}
 				}
 				if (j->rule == NULL ||
 				    action_rank(r->action) > action_rank(j->rule->action)) {
@@ -2490,6 +2484,7 @@ judge_rules(struct policy *p, const struct pitem *it, struct judged *j)
 			}
 		}
 	}
+	free(probe);
 }
 
 /*
