@@ -112,7 +112,8 @@ static const struct {
 	const char	*usage;
 	const char	*help;
 } subs[] = {
-	{ "create", "[--name NAME] [--net off|on] [--memory SIZE] [--pids N]",
+	{ "create", "[--name NAME] [--net off|on] [--memory SIZE] [--pids N] "
+	  "[--image host|PATH]",
 	  "create and start a sandbox, print its id" },
 	{ "ls", "[--json]", "list sandboxes" },
 	{ "exec", "ID [--timeout S] [--cwd DIR] [--env K=V]... [--tty] -- CMD "
@@ -125,6 +126,7 @@ static const struct {
 	{ "stop", "ID", "end every process, keep the files" },
 	{ "start", "ID", "start a stopped sandbox and its services" },
 	{ "rm", "ID", "stop the sandbox and delete its files" },
+	{ "reset", "ID --root", "drop what was installed over the image" },
 	{ "service", "ID create NAME [--port P] -- CMD | ls | logs NAME "
 	  "[--lines N] | restart NAME | stop NAME",
 	  "supervised long-running commands" },
@@ -260,6 +262,8 @@ sub_ls(int argc, char **argv)
 			cJSON_AddNumberToObject(o, "memory",
 			    (double)sandbox_memory(list[i]));
 			cJSON_AddNumberToObject(o, "pids", sandbox_pids(list[i]));
+			cJSON_AddStringToObject(o, "image",
+			    sandbox_image(list[i]));
 			ws = sandbox_workspace(list[i]);
 			cJSON_AddStringToObject(o, "workspace", ws);
 			free(ws);

@@ -4,9 +4,12 @@
  * SANDBOXES). The others, which only talk to a running sandbox, are in
  * cmd-sandbox-light.c.
  */
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sandbox.h"
 #include "cmd-sandbox.h"
@@ -47,12 +50,13 @@ static int
 sub_create(int argc, char **argv)
 {
 	static const struct opt opts[] = { { "name", 1 }, { "net", 1 },
-	    { "memory", 1 }, { "pids", 1 } };
+	    { "memory", 1 }, { "pids", 1 }, { "image", 1 } };
 	struct args		 a;
 	struct sandbox_opts	 o;
 	struct sandbox		*sb;
-	char			*cause, *end;
+	char			*cause, *end, *image = NULL;
 	long			 n;
+	struct stat		 st;
 
 	if (args_parse("create", argc, argv, opts, nitems(opts), 0, 0, &a) != 0
 	    || a.ncmd != 0)
@@ -85,7 +89,28 @@ sub_create(int argc, char **argv)
 		}
 		o.pids = (int)n;
 	}
-	if ((sb = sandbox_create(&o, &cause)) == NULL) {
+	if (a.val[4] != NULL && strcmp(a.val[4], "host") != 0) {
+		if ((image = realpath(a.val[4], NULL)) == NULL ||
+		    stat(image, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "holt: --image '%s': %s\n", a.val[4],
+			    image == NULL ? strerror(errno) :
+			    "not a directory (a root filesystem, such as one "
+			    "mmdebstrap made)");
+			free(image);
+			return EXIT_USAGE;
+		}
+		if (geteuid() != 0) {
+			fprintf(stderr, "holt: --image '%s': images need holt "
+			    "running as root (see holt(1), SANDBOXES)\n",
+			    a.val[4]);
+			free(image);
+			return EXIT_USAGE;
+		}
+		o.image = image;
+	}
+	sb = sandbox_create(&o, &cause);
+	free(image);
+	if (sb == NULL) {
 		fprintf(stderr, "holt: %s\n", cause);
 		n = strncmp(cause, "name '", 6) == 0 ? EXIT_USAGE :
 		    EXIT_SANDBOX;
@@ -133,10 +158,41 @@ sub_lifecycle(int argc, char **argv)
 }
 
 static int
+sub_reset(int argc, char **argv)
+{
+	static const struct opt opts[] = { { "root", 0 } };
+	struct args	 a;
+	struct sandbox	*sb;
+	char		*cause = NULL;
+	int		 rc;
+
+	if (args_parse("reset", argc, argv, opts, nitems(opts), 1, 0, &a) != 0
+	    || a.npos != 1 || a.ncmd != 0)
+		return bad_usage("reset");
+	if (a.val[0] == NULL) {
+		fprintf(stderr, "holt: sandbox reset: say what to reset "
+		    "(--root: the installs over the image)\n");
+		return bad_usage("reset");
+	}
+	if ((sb = open_or_fail(a.pos[0], &rc)) == NULL)
+		return rc;
+	rc = EXIT_OK;
+	if (sandbox_reset_root(sb, &cause) != 0) {
+		rc = fail(cause, EXIT_SANDBOX);
+		free(cause);
+	} else
+		sandbox_touch(sb);
+	sandbox_free(sb);
+	return rc;
+}
+
+static int
 cmd_sandbox_full(int argc, char **argv)
 {
 	if (strcmp(argv[0], "create") == 0)
 		return sub_create(argc, argv);
+	if (strcmp(argv[0], "reset") == 0)
+		return sub_reset(argc, argv);
 	return sub_lifecycle(argc, argv);
 }
 

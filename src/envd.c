@@ -2612,7 +2612,8 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: holt-envd --listen-fd N [--state-fd N] "
-	    "[--id ID] [--user UID]\n(holt-envd is started by holt inside a sandbox; "
+	    "[--id ID] [--user UID [--sudo PATH]]\n"
+	    "(holt-envd is started by holt inside a sandbox; "
 	    "see holt-envd(8))\n");
 }
 
@@ -2667,17 +2668,22 @@ main(int argc, char **argv)
 	sigset_t	 set;
 	struct sigaction sa;
 	char		*cause = NULL;
-	const char	*user = NULL;
+	const char	*user = NULL, *sudo = NULL, *base;
 	int		 ch, fd, r, sig;
 	static const struct option longopts[] = {
 		{ "listen-fd", required_argument, NULL, 'l' },
 		{ "state-fd", required_argument, NULL, 's' },
 		{ "id", required_argument, NULL, 'i' },
 		{ "user", required_argument, NULL, 'u' },
+		{ "sudo", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 
+	base = strrchr(argv[0], '/') != NULL ? strrchr(argv[0], '/') + 1 :
+	    argv[0];
+	if (strcmp(base, "sudo") == 0)
+		return envd_sudo_main(argc, argv);
 	log_prog = "holt-envd";
 	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (ch) {
@@ -2692,6 +2698,9 @@ main(int argc, char **argv)
 			break;
 		case 'u':
 			user = optarg;
+			break;
+		case 'S':
+			sudo = optarg;
 			break;
 		case 'h':
 			usage();
@@ -2712,6 +2721,8 @@ main(int argc, char **argv)
 	if (state_fd >= 0 && fcntl(state_fd, F_GETFD) == -1)
 		state_fd = -1;
 	if (user != NULL) {
+		if (sudo != NULL)
+			envd_sudo_start(sudo);
 		become_user(user);
 		if (chdir("/workspace") != 0)
 			log_warn("/workspace");

@@ -24,4 +24,13 @@ int	 envd_file_open_dir(const char *path, char **abs, char **cause);
  */
 int	 envd_file_open_within(const char *path, int *isdir, char **cause);
 
+/*
+ * envd-sudo.c: sudo inside the sandbox. envd_sudo_start forks the root
+ * helper (while envd is still the sandbox's root); envd_sudo_main is
+ * holt-envd run under the name "sudo".
+ */
+#define ENVD_SUDO_SOCK "/run/holt/root/sudo.sock"
+void	 envd_sudo_start(const char *path);
+int	 envd_sudo_main(int argc, char **argv);
+
 #endif

@@ -85,15 +85,23 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 		free(dir);
 	} while (1);
 	/*
-	 * Root without a pids cgroup: the sandbox's processes are a host uid
-	 * of their own, which owns what they may write (sandbox_uid_pick).
-	 * It takes a user namespace of ours; without one (some containers)
-	 * they stay root's, and --pids cannot bind them.
+	 * Root: the sandbox's processes are host uids of their own, which
+	 * own what they may write (sandbox_uid_pick), and its system
+	 * directories are overlays (sandbox-root.c). It takes a user
+	 * namespace of ours; without one (some containers) they stay root's,
+	 * and --pids cannot bind them without a pids cgroup.
 	 */
-	if (geteuid() == 0 && !sandbox_pids_cgroup()) {
+	if (geteuid() == 0) {
 		if (sandbox_userns_ok())
 			host_uid = sandbox_uid_pick(id);
-		else if (o->pids > 0)
+		else if (o->image != NULL) {
+			*cause = xprintf("--image %s: this system gives holt no "
+			    "user namespace to mount an image in", o->image);
+			file_rm_rf(dir);
+			free(dir);
+			return NULL;
+		}
+		else if (o->pids > 0 && !sandbox_pids_cgroup())
 			log_warnx("--pids %d: not enforced (root, and neither a "
 			    "pids cgroup nor a user namespace to run the "
 			    "sandbox as another uid)", o->pids);
@@ -125,6 +133,8 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 	cJSON_AddNumberToObject(limits, "pids", o->pids);
 	if (host_uid != 0)
 		cJSON_AddNumberToObject(meta, "host_uid", (double)host_uid);
+	cJSON_AddStringToObject(meta, "image", o->image != NULL ? o->image :
+	    "host");
 	/*
 	 * meta.json is written now and made durable (fsync of the file and
 	 * the directory) while bubblewrap starts: the two overlap, and create

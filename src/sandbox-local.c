@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
@@ -224,35 +225,78 @@ sandbox_userns_ok(void)
 }
 
 /*
- * A host uid for a sandbox made by root where no pids cgroup can hold its
- * processes: the kernel applies RLIMIT_NPROC to every user but root, and a
- * sandbox user that is not root on the host is one less thing to trust.
- * Taken from a range no distribution hands out (0x6f000000 up), one per
- * sandbox (a hash of its id), skipping any uid the system knows.
+ * Host uids for a sandbox made by root: its ids 0-65535 are a block of
+ * host uids of its own, so neither its user nor its root (sudo inside) is
+ * anyone on the host, and RLIMIT_NPROC binds it. Blocks are taken from
+ * 0x70000000 to 0x7ffeffff (4095 blocks, below what systemd and the
+ * distributions hand out above), one per sandbox (a
+ * hash of its id), skipping a block another sandbox holds or whose uids
+ * the system knows. Returns the host uid of the sandbox's user (1000).
  */
+/* The blocks of the other sandboxes (quietly: one may be half-made). */
+static size_t
+uid_blocks_taken(const char *id, uid_t **blocks)
+{
+	DIR		*d;
+	struct dirent	*de;
+	struct sandbox	*sb;
+	char		*cause, *meta;
+	size_t		 n = 0;
+
+	*blocks = NULL;
+	if ((d = opendir(paths_sandboxes_dir())) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (!sandbox_is_id(de->d_name) || strcmp(de->d_name, id) == 0)
+			continue;
+		meta = xprintf("%s/%s/meta.json", paths_sandboxes_dir(),
+		    de->d_name);
+		cause = NULL;
+		sb = access(meta, F_OK) == 0 ? sandbox_load(de->d_name,
+		    &cause) : NULL;
+		free(meta);
+		free(cause);
+		if (sb == NULL)
+			continue;
+		*blocks = xreallocarray(*blocks, n + 1, sizeof **blocks);
+		(*blocks)[n++] = sb->host_uid / 0x10000U;
+		sandbox_free(sb);
+	}
+	closedir(d);
+	return n;
+}
+
 uid_t
 sandbox_uid_pick(const char *id)
 {
+	uid_t		*blocks;
 	uint32_t	 h = 2166136261U;
-	uid_t		 uid;
-	size_t		 i;
+	uid_t		 base = 0;
+	size_t		 i, j, n;
+	int		 taken = 1;
 
 	for (i = 0; id[i] != '\0'; i++)
 		h = (h ^ (unsigned char)id[i]) * 16777619U;
-	uid = (uid_t)(0x6f000000U + (h & 0xffffffU));
-	for (i = 0; i < 1024 && (getpwuid(uid) != NULL ||
-	    getgrgid((gid_t)uid) != NULL); i++)
-		uid++;
-	return uid;
+	n = uid_blocks_taken(id, &blocks);
+	for (i = 0; i < 0xfff && taken; i++) {
+		base = (uid_t)(0x70000000U + ((h + i) % 0xfffU) * 0x10000U);
+		taken = getpwuid(base) != NULL || getpwuid(base + 1000) != NULL ||
+		    getgrgid((gid_t)base) != NULL;
+		for (j = 0; j < n && !taken; j++)
+			taken = blocks[j] == base / 0x10000U;
+	}
+	free(blocks);
+	return base + 1000;
 }
 
 /*
- * A user namespace in which the sandbox user (1000) is sb->host_uid on the
- * host, for bwrap --userns, and root is root: bwrap sets the sandbox up as
- * root, and envd, pid 1, becomes 1000 before it runs anything (holt-envd
- * --user). So every process of the sandbox is the unprivileged host uid,
- * without any capability. A child unshares and waits; we write its maps
- * (root may map any uid) and keep a descriptor of its namespace.
+ * A user namespace in which the sandbox's ids 0-65535 are host uids
+ * uid-1000 up (its user, 1000, is uid), for bwrap --userns: bwrap sets the
+ * sandbox up as its root, envd, pid 1, keeps a root helper for sudo and
+ * becomes 1000 before it runs anything (holt-envd --user). Host root is not
+ * mapped: nothing inside is ever host root. A child unshares and waits; we
+ * write its maps (root may map any uid) and keep a descriptor of its
+ * namespace.
  */
 static int
 userns_make(uid_t uid, char **cause)
@@ -268,7 +312,11 @@ userns_make(uid_t uid, char **cause)
 	if (pid == 0) {
 		close(ready[0]);
 		close(hold[1]);
-		c = unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
+		/* Owned by the sandbox's root, whom bwrap runs as, not root. */
+		c = setgroups(0, NULL) == 0 && setresgid((gid_t)uid - 1000,
+		    (gid_t)uid - 1000, (gid_t)uid - 1000) == 0 &&
+		    setresuid(uid - 1000, uid - 1000, uid - 1000) == 0 &&
+		    unshare(CLONE_NEWUSER) == 0 ? 'y' : 'n';
 		if (write(ready[1], &c, 1) != 1)
 			_exit(1);
 		/* Until the parent has what it needs. */
@@ -284,12 +332,7 @@ userns_make(uid_t uid, char **cause)
 		    "failed");
 		goto out;
 	}
-	/*
-	 * Root stays root (bwrap needs it to reach and mount what it binds;
-	 * the sandbox's processes have no capability and no setuid to get
-	 * back there), the sandbox user is the host uid, the group its gid.
-	 */
-	snprintf(map, sizeof map, "0 0 1\n1000 %lu 1\n", (unsigned long)uid);
+	snprintf(map, sizeof map, "0 %lu 65536\n", (unsigned long)uid - 1000);
 	snprintf(path, sizeof path, "/proc/%ld/uid_map", (long)pid);
 	if (file_write_str(path, map) != 0) {
 		*cause = xprintf("%s: %s", path, strerror(errno));
@@ -473,17 +516,71 @@ arg(char ***argv, size_t *n, const char *s)
 	(*argv)[*n] = NULL;
 }
 
+static const char *sandbox_tops[] = { "/bin", "/sbin", "/lib", "/lib32",
+    "/lib64", "/libx32" };
+
+/* The image's top-level links (/bin -> usr/bin, ...) and directories. */
+static void
+bwrap_tops(struct sandbox *sb, char ***argv, size_t *n)
+{
+	const char	*image = sandbox_root_on(sb) ?
+			    sandbox_root_image(sb) : "host";
+	char		 link[PATH_MAX], *p;
+	size_t		 i;
+	struct stat	 st;
+	ssize_t		 len;
+
+	for (i = 0; i < nitems(sandbox_tops); i++) {
+		p = strcmp(image, "host") == 0 ? xstrdup(sandbox_tops[i]) :
+		    xprintf("%s%s", image, sandbox_tops[i]);
+		if (lstat(p, &st) != 0) {
+			free(p);
+			continue;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			len = readlink(p, link, sizeof link - 1);
+			if (len > 0) {
+				link[len] = '\0';
+				arg(argv, n, "--symlink");
+				arg(argv, n, link);
+				arg(argv, n, sandbox_tops[i]);
+			}
+		} else if (S_ISDIR(st.st_mode) && strcmp(image, "host") == 0) {
+			arg(argv, n, "--ro-bind");
+			arg(argv, n, sandbox_tops[i]);
+			arg(argv, n, sandbox_tops[i]);
+		}
+		free(p);
+	}
+}
+
+/* sandbox-root.c's overlays, bound from where it staged them. */
+static void
+bwrap_staged(char ***argv, size_t *n, const char *name, const char *to)
+{
+	char	*p = paths_join(sandbox_root_stage(), name);
+
+	arg(argv, n, "--bind");
+	arg(argv, n, p);
+	arg(argv, n, to);
+	free(p);
+}
+
 static char **
 bwrap_argv(struct sandbox *sb)
 {
 	char		**argv = NULL, **masks, *p, *size = NULL;
-	char		  link[PATH_MAX];
 	size_t		  n = 0, i;
-	struct stat	  st;
-	ssize_t		  len;
-	static const char *tops[] = { "/bin", "/sbin", "/lib", "/lib32",
-	    "/lib64", "/libx32" };
-	static const char *walk[] = { "/home", "/run", "/run/holt" };
+	int		  staged = sandbox_root_on(sb);
+	static const char *walk[] = { "/home", "/run", "/run/holt",
+	    "/run/holt/bin" };
+	static const char *overlays[] = { "/usr", "/etc", "/var", "/opt",
+	    "/root" };
+	static const char *caps[] = { "CAP_SETUID", "CAP_SETGID",
+	    "CAP_SETPCAP", "CAP_CHOWN", "CAP_DAC_OVERRIDE",
+	    "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
+	    "CAP_SETFCAP", "CAP_NET_BIND_SERVICE", "CAP_SYS_CHROOT",
+	    "CAP_AUDIT_WRITE" };
 
 	arg(&argv, &n, "bwrap");
 	if (sb->host_uid != 0) {
@@ -507,21 +604,20 @@ bwrap_argv(struct sandbox *sb)
 	arg(&argv, &n, "ALL");
 	if (sb->host_uid != 0) {
 		/*
-		 * bwrap, root, would drop its privileges in the namespace by
-		 * switching to 1000 before it set the sandbox up: it stays 0
-		 * (host root, mapped), and envd, given just what it takes,
-		 * becomes 1000 (the host uid) before anything else runs.
+		 * bwrap would drop its privileges in the namespace by
+		 * switching to 1000 before it set the sandbox up: it stays
+		 * the sandbox's root, and envd keeps a root helper for sudo
+		 * with what a package manager needs (within the namespace
+		 * only), then becomes 1000 with none before anything runs.
 		 */
 		arg(&argv, &n, "--uid");
 		arg(&argv, &n, "0");
 		arg(&argv, &n, "--gid");
 		arg(&argv, &n, "0");
-		arg(&argv, &n, "--cap-add");
-		arg(&argv, &n, "CAP_SETUID");
-		arg(&argv, &n, "--cap-add");
-		arg(&argv, &n, "CAP_SETGID");
-		arg(&argv, &n, "--cap-add");
-		arg(&argv, &n, "CAP_SETPCAP");
+		for (i = 0; i < nitems(caps); i++) {
+			arg(&argv, &n, "--cap-add");
+			arg(&argv, &n, caps[i]);
+		}
 	} else {
 		arg(&argv, &n, "--uid");
 		arg(&argv, &n, "1000");
@@ -530,36 +626,25 @@ bwrap_argv(struct sandbox *sb)
 	}
 	arg(&argv, &n, "--hostname");
 	arg(&argv, &n, "holt");
-	arg(&argv, &n, "--ro-bind");
-	arg(&argv, &n, "/usr");
-	arg(&argv, &n, "/usr");
-	arg(&argv, &n, "--ro-bind");
-	arg(&argv, &n, "/etc");
-	arg(&argv, &n, "/etc");
-	/* As root the sandbox user is root: hide what only root may read. */
-	if (geteuid() == 0) {
+	if (staged) {
+		for (i = 0; i < nitems(overlays); i++)
+			bwrap_staged(&argv, &n, overlays[i] + 1, overlays[i]);
+	} else {
+		arg(&argv, &n, "--ro-bind");
+		arg(&argv, &n, "/usr");
+		arg(&argv, &n, "/usr");
+		arg(&argv, &n, "--ro-bind");
+		arg(&argv, &n, "/etc");
+		arg(&argv, &n, "/etc");
+	}
+	/* Root without a uid of its own (no user namespace): hide secrets. */
+	if (!staged && geteuid() == 0) {
 		masks = sandbox_mask_argv("/etc");
 		for (i = 0; masks[i] != NULL; i++)
 			arg(&argv, &n, masks[i]);
 		sandbox_mask_free(masks);
 	}
-	for (i = 0; i < nitems(tops); i++) {
-		if (lstat(tops[i], &st) != 0)
-			continue;
-		if (S_ISLNK(st.st_mode)) {
-			len = readlink(tops[i], link, sizeof link - 1);
-			if (len <= 0)
-				continue;
-			link[len] = '\0';
-			arg(&argv, &n, "--symlink");
-			arg(&argv, &n, link);
-			arg(&argv, &n, tops[i]);
-		} else if (S_ISDIR(st.st_mode)) {
-			arg(&argv, &n, "--ro-bind");
-			arg(&argv, &n, tops[i]);
-			arg(&argv, &n, tops[i]);
-		}
-	}
+	bwrap_tops(sb, &argv, &n);
 	arg(&argv, &n, "--proc");
 	arg(&argv, &n, "/proc");
 	/*
@@ -607,21 +692,39 @@ bwrap_argv(struct sandbox *sb)
 			arg(&argv, &n, walk[i]);
 		}
 	}
-	arg(&argv, &n, "--bind");
-	p = sandbox_path(sb, "workspace");
-	arg(&argv, &n, p);
-	free(p);
-	arg(&argv, &n, "/workspace");
-	arg(&argv, &n, "--bind");
-	p = sandbox_path(sb, "home");
-	arg(&argv, &n, p);
-	free(p);
-	arg(&argv, &n, "/home/user");
-	arg(&argv, &n, "--ro-bind");
-	p = paths_find_helper("holt-envd");
-	arg(&argv, &n, p);
-	free(p);
-	arg(&argv, &n, ENVD_INSIDE);
+	if (staged) {
+		/* sudo's socket: in a directory only the sandbox's root writes. */
+		arg(&argv, &n, "--perms");
+		arg(&argv, &n, "0755");
+		arg(&argv, &n, "--tmpfs");
+		arg(&argv, &n, "/run/holt/root");
+		bwrap_staged(&argv, &n, "workspace", "/workspace");
+		bwrap_staged(&argv, &n, "home", "/home/user");
+		p = paths_join(sandbox_root_stage(), "envd");
+		arg(&argv, &n, "--ro-bind");
+		arg(&argv, &n, p);
+		arg(&argv, &n, ENVD_INSIDE);
+		arg(&argv, &n, "--ro-bind");
+		arg(&argv, &n, p);
+		arg(&argv, &n, "/run/holt/bin/sudo");
+		free(p);
+	} else {
+		arg(&argv, &n, "--bind");
+		p = sandbox_path(sb, "workspace");
+		arg(&argv, &n, p);
+		free(p);
+		arg(&argv, &n, "/workspace");
+		arg(&argv, &n, "--bind");
+		p = sandbox_path(sb, "home");
+		arg(&argv, &n, p);
+		free(p);
+		arg(&argv, &n, "/home/user");
+		arg(&argv, &n, "--ro-bind");
+		p = paths_find_helper("holt-envd");
+		arg(&argv, &n, p);
+		free(p);
+		arg(&argv, &n, ENVD_INSIDE);
+	}
 	/* Nothing but the mounts above is writable: not bwrap's root tmpfs. */
 	arg(&argv, &n, "--remount-ro");
 	arg(&argv, &n, "/");
@@ -631,8 +734,10 @@ bwrap_argv(struct sandbox *sb)
 	arg(&argv, &n, "--clearenv");
 	arg(&argv, &n, "--setenv");
 	arg(&argv, &n, "PATH");
-	arg(&argv, &n, "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:"
-	    "/usr/sbin:/sbin");
+	/* holt's sudo first: an image's own is setuid, which cannot work. */
+	arg(&argv, &n, staged ? "/run/holt/bin:/usr/local/bin:/usr/bin:/bin:"
+	    "/usr/local/sbin:/usr/sbin:/sbin" : "/usr/local/bin:/usr/bin:/bin:"
+	    "/usr/local/sbin:/usr/sbin:/sbin");
 	arg(&argv, &n, "--setenv");
 	arg(&argv, &n, "HOME");
 	arg(&argv, &n, "/home/user");
@@ -663,6 +768,8 @@ bwrap_argv(struct sandbox *sb)
 	if (sb->host_uid != 0) {
 		arg(&argv, &n, "--user");
 		arg(&argv, &n, "1000");
+		arg(&argv, &n, "--sudo");
+		arg(&argv, &n, "/run/holt/root/sudo.sock");
 	}
 	return argv;
 }
@@ -743,9 +850,9 @@ child_fd(int from, int to)
 
 static void
 launch_child(struct sandbox *sb, char **argv, struct cgroups *cg,
-    int fds[NFDS], int logfd)
+    int fds[NFDS], int logfd, const char *envd)
 {
-	char		 v[32];
+	char		 v[32], *cause = NULL;
 	struct rlimit	 rl;
 	int		 i, hi[NFDS], nullfd, nfds = fds[4] != -1 ? NFDS : 4;
 	size_t		 k;
@@ -764,6 +871,23 @@ launch_child(struct sandbox *sb, char **argv, struct cgroups *cg,
 	if (sb->memory > 0 && !cgroups_has(cg, "memory")) {
 		rl.rlim_cur = rl.rlim_max = (rlim_t)sb->memory;
 		setrlimit(RLIMIT_AS, &rl);
+	}
+	if (sandbox_root_on(sb) &&
+	    sandbox_root_mount(sb, fds[4], envd, &cause) != 0) {
+		dprintf(logfd, "holt: sandbox '%s': %s\n", sb->id, cause);
+		_exit(1);
+	}
+	/*
+	 * bwrap runs as the sandbox's root, the owner of its namespace: host
+	 * root is never inside, not even while bwrap sets up.
+	 */
+	if (sandbox_root_on(sb) && (setgroups(0, NULL) != 0 ||
+	    setresgid((gid_t)sb->host_uid - 1000, (gid_t)sb->host_uid - 1000,
+	    (gid_t)sb->host_uid - 1000) != 0 || setresuid(sb->host_uid - 1000,
+	    sb->host_uid - 1000, sb->host_uid - 1000) != 0)) {
+		dprintf(logfd, "holt: sandbox '%s': uid %lu: %s\n", sb->id,
+		    (unsigned long)sb->host_uid - 1000, strerror(errno));
+		_exit(1);
 	}
 
 	/*
@@ -814,11 +938,14 @@ launch(struct sandbox *sb, char **cause)
 		    "HOLT_HOLT_ENVD to its path)");
 		return -1;
 	}
-	free(envd);
+	if (sandbox_root_prepare(sb, cause) != 0) {
+		free(envd);
+		return -1;
+	}
 	if (access(BWRAP_PATH, X_OK) != 0) {
 		*cause = xprintf("%s: %s (install bubblewrap)", BWRAP_PATH,
 		    strerror(errno));
-		return -1;
+		goto out;
 	}
 	path = sandbox_path(sb, "run/envd");
 	file_mkdir_p(path, 0700);
@@ -826,7 +953,7 @@ launch(struct sandbox *sb, char **cause)
 	free(path);
 	if (fds[1] == -1) {
 		*cause = xprintf("%s/run/envd: %s", sb->dir, strerror(errno));
-		return -1;
+		goto out;
 	}
 	if ((fds[0] = make_listener(sb, cause)) == -1)
 		goto out;
@@ -858,7 +985,7 @@ launch(struct sandbox *sb, char **cause)
 		setsid();
 		if ((pid = fork()) != 0)
 			_exit(pid == -1 ? 1 : 0);
-		launch_child(sb, argv, &cg, fds, logfd);
+		launch_child(sb, argv, &cg, fds, logfd, envd);
 	}
 	argv_free(argv);
 	cgroups_release(&cg);
@@ -919,6 +1046,7 @@ launch(struct sandbox *sb, char **cause)
 	}
 	rc = 0;
 out:
+	free(envd);
 	if (logfd != -1)
 		close(logfd);
 	for (r = 0; r < NFDS; r++) {
@@ -1155,6 +1283,28 @@ locked(struct sandbox *sb, int (*fn)(struct sandbox *, char **),
 	if (fd != -1)
 		close(fd);
 	return rc;
+}
+
+static int
+reset_root_locked(struct sandbox *sb, char **cause)
+{
+	int	 was = sandbox_state(sb) != SANDBOX_STOPPED;
+
+	if (!sandbox_root_on(sb)) {
+		*cause = xprintf("sandbox '%s' has no root layer of its own "
+		    "(made where holt had no user namespace to give it one)",
+		    sb->id);
+		return -1;
+	}
+	if (stop_locked(sb, cause) != 0 || sandbox_root_reset(sb, cause) != 0)
+		return -1;
+	return was ? start_locked(sb, cause) : 0;
+}
+
+int
+sandbox_reset_root(struct sandbox *sb, char **cause)
+{
+	return locked(sb, reset_root_locked, cause);
 }
 
 int

@@ -36,4 +36,17 @@ int	 sandbox_pids_cgroup(void);
 int	 sandbox_userns_ok(void);
 uid_t	 sandbox_uid_pick(const char *id);
 
+/*
+ * sandbox-root.c: the overlays of /usr /etc /var /opt /root over the image
+ * (DESIGN 13), for a sandbox with a host uid of its own. prepare runs in
+ * the starting process, mount in the launching child just before bwrap.
+ */
+int	 sandbox_root_on(struct sandbox *);
+const char *sandbox_root_image(struct sandbox *);	/* "host" or a path */
+int	 sandbox_root_prepare(struct sandbox *, char **cause);
+int	 sandbox_root_mount(struct sandbox *, int userns, const char *envd,
+	     char **cause);
+int	 sandbox_root_reset(struct sandbox *, char **cause);
+const char *sandbox_root_stage(void);
+
 #endif

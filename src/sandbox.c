@@ -128,6 +128,14 @@ sandbox_load(const char *id, char **cause)
 	return sb;
 }
 
+const char *
+sandbox_image(struct sandbox *sb)
+{
+	const char	*s = json_str(sb->meta, "image");
+
+	return s != NULL && *s != '\0' ? s : "host";
+}
+
 void
 sandbox_free(struct sandbox *sb)
 {

@@ -31,6 +31,7 @@ struct sandbox_opts {
 	int		 net;		/* 0: --net off (loopback only), 1: on */
 	long long	 memory;	/* bytes, 0: no limit */
 	int		 pids;		/* max processes, 0: no limit */
+	const char	*image;		/* NULL: the host's; or a rootfs dir */
 };
 
 /*
@@ -70,6 +71,9 @@ int	 sandbox_stop(struct sandbox *, char **cause);	/* no-op if stopped */
 int	 sandbox_pause(struct sandbox *, char **cause);
 int	 sandbox_resume(struct sandbox *, char **cause);
 int	 sandbox_rm(struct sandbox *, char **cause);	/* stop + delete */
+/* Drop the root overlay's upper layer (installs); restarts a running one. */
+int	 sandbox_reset_root(struct sandbox *, char **cause);
+const char *sandbox_image(struct sandbox *);	/* "host" or a path */
 /* A connected envd socket, "hello" answered, blocking, CLOEXEC. */
 int	 sandbox_connect(struct sandbox *, char **cause);
 /*

@@ -28,6 +28,12 @@ test_expect_success 'the host user'"'"'s home is not there' '
 	case "$real_home" in
 	/|/tmp|/tmp/*|/workspace|/workspace/*|/home/user|/home/user/*)
 		echo "home $real_home overlaps the sandbox: nothing to test" ;;
+	/root)
+		# The sandbox'"'"'s root has a /root of its own, empty at first.
+		ls -A /root >host-entries &&
+		test -s host-entries &&
+		holt sandbox exec "$sbx" -- sudo ls -A /root >inside &&
+		test ! -s inside ;;
 	*)
 		test -d "$real_home" &&
 		test_must_fail holt sandbox exec "$sbx" -- \
@@ -48,6 +54,7 @@ test_expect_success 'no other host tree is mounted' '
 	for p in $(cat points); do
 		case "$p" in
 		/|/usr|/usr/*|/etc|/etc/*|/proc|/proc/*|/dev|/dev/*|/tmp|\
+		/var|/opt|/root|/run/holt/root|/run/holt/bin/sudo|\
 		/workspace|/home/user|/run/holt/holt-envd) ;;
 		*) echo "unexpected mount: $p"; return 1 ;;
 		esac

@@ -144,8 +144,11 @@ test_expect_success 'the control socket exists and answers on the host' '
 '
 
 test_expect_success 'no socket inside leads to holt-envd' '
-	test_must_fail attack "$sbx" scan-sockets >scan &&
-	grep "^sockets: [0-9]*, connected: 0$" scan
+	# sudo'"'"'s socket answers: its root helper, which speaks no envd.
+	test_might_fail attack "$sbx" scan-sockets >scan &&
+	grep "^sockets: [0-9]*, connected: [01]$" scan &&
+	{ grep "^connected: " scan | grep -v "^connected: /run/holt/root/sudo.sock$" >other || :; } &&
+	test ! -s other
 '
 
 test_expect_success 'pid 1'"'"'s fds cannot be opened or copied' '
