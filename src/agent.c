@@ -11,6 +11,13 @@
  * carries on from its log. A tool.started without its tool.finished is
  * closed as interrupted and the model is told the command may or may not
  * have run (at-least-once).
+ *
+ * A write to the log that fails (the disk is full) stops the session
+ * taking work: its state is error, what the user asks for is refused, and
+ * the events of work already under way wait in memory, in order, not sent
+ * to clients (they would see a history the log does not have). A timer
+ * tries them again every LOG_RETRY_MS; once they are all written the
+ * session goes on where it stood.
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -34,6 +41,7 @@
 #define OUTPUT_LOG_MAX	(64U * 1024)	/* tool.output head logged per call */
 #define OUTPUT_TAIL_MAX	(64U * 1024)	/* and its tail, logged at the end */
 #define OUTPUT_TAIL_CHUNK (16U * 1024)	/* bytes of the tail per event */
+#define LOG_RETRY_MS	1000		/* a full disk: try the log again */
 static const char history_types[] = "user.message assistant.message "
     "tool.call approval.needed approval.decided tool.started tool.finished "
     "run.finished session.created";
@@ -106,6 +114,11 @@ struct agent {
 	int			 lock_fd;	/* one agent per session */
 	char			*warning;	/* told at agent_start */
 	cJSON			*answered;	/* what agent_approve decided */
+
+	char			*log_error;	/* the log cannot be written */
+	cJSON			*unlogged;	/* events waiting for it, in order */
+	enum agent_state	 held;		/* the state behind the error */
+	struct event		*log_retry;
 };
 
 static void	agent_process(struct agent *);
@@ -140,27 +153,152 @@ history_type(const char *type)
 	    (p[n] == ' ' || p[n] == '\0');
 }
 
+/* While the log cannot be written the state shows that, and keeps s. */
 static void
 agent_set_state(struct agent *a, enum agent_state s)
 {
+	if (a->log_error != NULL) {
+		a->held = s;
+		s = AGENT_ERROR;
+	}
 	a->state = s;
 	if (a->cb.state != NULL)
 		a->cb.state(a->arg);
 }
 
-/* Append an event to the log (sync at durable points) and pass it on. */
+/* A logged event: into the conversation, and on to the clients. */
 static void
-agent_emit(struct agent *a, cJSON *ev, int sync)
+agent_pass_on(struct agent *a, cJSON *ev)
 {
 	const char	*type = json_str(ev, "type");
 
-	secret_redact_json(ev);
-	eventlog_append(a->log, ev, sync);
 	if (type != NULL && history_type(type))
 		cJSON_AddItemToArray(a->history, cJSON_Duplicate(ev, 1));
 	if (a->cb.event != NULL)
 		a->cb.event(a->arg, ev);
 	cJSON_Delete(ev);
+}
+
+static void	agent_emit_live(struct agent *, cJSON *);
+static void	agent_kick(struct agent *);
+
+/* The log could not be written: stop, say so, and try again later. */
+static void
+agent_log_failed(struct agent *a)
+{
+	struct timeval	 tv = { LOG_RETRY_MS / 1000,
+			    (LOG_RETRY_MS % 1000) * 1000 };
+	cJSON		*ev;
+	int		 saved = errno;
+
+	if (a->log_error == NULL) {
+		a->log_error = xprintf("%s%s: %s", saved == ENOSPC ||
+		    saved == EDQUOT ? "disk full: " : "", eventlog_path(a->log),
+		    strerror(saved));
+		log_warnx("session '%s': %s; it waits for the log to be "
+		    "writable", a->name, a->log_error);
+		ev = evlog_new("error");
+		cJSON_AddStringToObject(ev, "message", a->log_error);
+		cJSON_AddBoolToObject(ev, "unlogged", 1);
+		agent_emit_live(a, ev);
+		agent_set_state(a, a->state);
+	}
+	evtimer_add(a->log_retry, &tv);
+}
+
+/*
+ * Write what waits for the log: 0 when it is all written (the session
+ * goes on), -1 while the log still cannot be written.
+ */
+static int
+agent_log_flush(struct agent *a)
+{
+	cJSON	*ev;
+	int	 sync;
+
+	/* With nothing waiting, only room on the disk says it is over. */
+	if (a->log_error != NULL && a->unlogged->child == NULL &&
+	    !eventlog_has_room(a->log)) {
+		agent_log_failed(a);
+		return -1;
+	}
+	while ((ev = a->unlogged->child) != NULL) {
+		sync = json_bool(ev, "_sync", 1);
+		cJSON_DeleteItemFromObjectCaseSensitive(ev, "_sync");
+		if (eventlog_append(a->log, ev, sync) == 0) {
+			cJSON_AddBoolToObject(ev, "_sync", sync);
+			agent_log_failed(a);
+			return -1;
+		}
+		cJSON_DetachItemViaPointer(a->unlogged, ev);
+		agent_pass_on(a, ev);
+	}
+	if (a->log_error != NULL) {
+		log_info("session '%s': its log is writable again", a->name);
+		free(a->log_error);
+		a->log_error = NULL;
+		evtimer_del(a->log_retry);
+		agent_set_state(a, a->held);
+		agent_kick(a);
+	}
+	return 0;
+}
+
+static void
+agent_log_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	agent_log_flush(arg);
+}
+
+/*
+ * Append an event to the log (sync at durable points) and pass it on; if
+ * the log cannot take it, it waits, in order, for agent_log_flush.
+ */
+static void
+agent_emit(struct agent *a, cJSON *ev, int sync)
+{
+	secret_redact_json(ev);
+	if (a->log_error == NULL && eventlog_append(a->log, ev, sync) != 0) {
+		agent_pass_on(a, ev);
+		return;
+	}
+	cJSON_AddBoolToObject(ev, "_sync", sync);
+	cJSON_AddItemToArray(a->unlogged, ev);
+	if (a->log_error == NULL)
+		agent_log_failed(a);
+}
+
+/*
+ * What a user asks for is taken only when the log can take it: 0 if it
+ * can (what waited is written first), else -1 and *cause says why.
+ */
+static int
+agent_log_ready(struct agent *a, char **cause)
+{
+	if (a->log_error == NULL || agent_log_flush(a) == 0)
+		return 0;
+	*cause = xprintf("session '%s': %s (nothing was done; the session "
+	    "goes on by itself once its log can be written)", a->name,
+	    a->log_error);
+	return -1;
+}
+
+/* An event the user asked for: logged now, or refused with *cause. */
+static int
+agent_emit_asked(struct agent *a, cJSON *ev, char **cause)
+{
+	secret_redact_json(ev);
+	if (agent_log_ready(a, cause) != 0) {
+		cJSON_Delete(ev);
+		return -1;
+	}
+	if (eventlog_append(a->log, ev, 1) == 0) {
+		agent_log_failed(a);
+		cJSON_Delete(ev);
+		return agent_log_ready(a, cause);	/* fails: no room */
+	}
+	agent_pass_on(a, ev);
+	return 0;
 }
 
 static void
@@ -917,7 +1055,8 @@ agent_process(struct agent *a)
 	cJSON		*ev;
 	size_t		 i;
 
-	if (!a->run_active || a->req != NULL || a->tool != NULL)
+	if (!a->run_active || a->req != NULL || a->tool != NULL ||
+	    a->log_error != NULL)
 		return;
 	for (i = 0; i < a->ncalls; i++) {
 		c = &a->calls[i];
@@ -1291,7 +1430,9 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 		a->cb = *cb;
 	a->arg = arg;
 	a->history = cJSON_CreateArray();
+	a->unlogged = cJSON_CreateArray();
 	a->kick = evtimer_new(base, agent_kick_cb, a);
+	a->log_retry = evtimer_new(base, agent_log_retry_cb, a);
 	a->lock_fd = -1;
 	if ((a->meta = session_load(name, cause)) == NULL)
 		goto fail;
@@ -1408,6 +1549,13 @@ agent_free(struct agent *a)
 	model_free(a->model);
 	if (a->kick != NULL)
 		event_free(a->kick);
+	if (a->log_retry != NULL)
+		event_free(a->log_retry);
+	if (cJSON_GetArraySize(a->unlogged) > 0)
+		log_warnx("session '%s': %d events never reached the log (%s)",
+		    a->name, cJSON_GetArraySize(a->unlogged), a->log_error);
+	cJSON_Delete(a->unlogged);
+	free(a->log_error);
 	agent_clear_calls(a);
 	cJSON_Delete(a->history);
 	cJSON_Delete(a->meta);
@@ -1489,7 +1637,8 @@ agent_message(struct agent *a, const char *text, const char *by, char **cause)
 	cJSON_AddStringToObject(ev, "text", text);
 	if (by != NULL)
 		cJSON_AddStringToObject(ev, "by", by);
-	agent_emit(a, ev, 1);
+	if (agent_emit_asked(a, ev, cause) != 0)
+		return -1;
 	if (a->run_active) {
 		a->pending_user++;	/* given to the model at the next step */
 		return 0;
@@ -1601,6 +1750,8 @@ agent_approve(struct agent *a, const char *request_id, const char *decision,
 		*cause = xprintf("decision '%s': allow, deny or always", decision);
 		return -1;
 	}
+	if (agent_log_ready(a, cause) != 0)
+		return -1;
 	for (i = 0; i < a->ncalls; i++) {
 		if (a->calls[i].asked && a->calls[i].request_id != NULL &&
 		    (request_id == NULL || strcmp(a->calls[i].request_id,
@@ -1788,6 +1939,8 @@ agent_state_json(struct agent *a)
 	st = cJSON_CreateObject();
 	cJSON_AddStringToObject(st, "name", a->name);
 	cJSON_AddStringToObject(st, "state", agent_state_name(a->state));
+	if (a->log_error != NULL)
+		cJSON_AddStringToObject(st, "error", a->log_error);
 	cJSON_AddStringToObject(st, "sandbox", sandbox_id(a->sbx));
 	cJSON_AddStringToObject(st, "sandbox_state",
 	    sandbox_state_name(sandbox_state(a->sbx)));

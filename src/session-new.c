@@ -156,7 +156,7 @@ session_create(const struct session_new *sn, char **cause)
 	struct sandbox		*sbx = NULL;
 	struct git_import_opts	 gio;
 	enum policy_mode	 mode;
-	cJSON			*meta = NULL, *ev;
+	cJSON			*meta = NULL, *ev, *evs;
 	struct eventlog		*el = NULL;
 	char			*name = NULL, *base = NULL, *ws = NULL, *dir;
 	char			*created = NULL, *repo_abs = NULL, *tmp;
@@ -308,6 +308,7 @@ session_create(const struct session_new *sn, char **cause)
 
 	if ((el = eventlog_open(name, cause)) == NULL)
 		goto fail;
+	evs = cJSON_CreateArray();
 	ev = evlog_new("session.created");
 	cJSON_AddStringToObject(ev, "name", name);
 	cJSON_AddStringToObject(ev, "sandbox", sandbox_id(sbx));
@@ -317,16 +318,22 @@ session_create(const struct session_new *sn, char **cause)
 		cJSON_AddStringToObject(ev, "repo", repo_abs);
 	if (base != NULL)
 		cJSON_AddStringToObject(ev, "base_commit", base);
-	secret_redact_json(ev);
-	eventlog_append(el, ev, 1);
-	cJSON_Delete(ev);
 	if (sn->task != NULL && *sn->task != '\0') {
+		cJSON_AddItemToArray(evs, ev);
 		ev = evlog_new("user.message");
 		cJSON_AddStringToObject(ev, "text", sn->task);
-		secret_redact_json(ev);
-		eventlog_append(el, ev, 1);
-		cJSON_Delete(ev);
 	}
+	cJSON_AddItemToArray(evs, ev);
+	cJSON_ArrayForEach(ev, evs) {
+		secret_redact_json(ev);
+		if (eventlog_append(el, ev, 1) == 0) {
+			*cause = xprintf("%s: %s", eventlog_path(el),
+			    strerror(errno));
+			cJSON_Delete(evs);
+			goto fail;
+		}
+	}
+	cJSON_Delete(evs);
 	eventlog_close(el);
 	el = NULL;
 	/* session.json last: it is what makes the session exist. */

@@ -8,6 +8,7 @@
  */
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <ctype.h>
 #include <dirent.h>
@@ -18,6 +19,8 @@
 #include <unistd.h>
 
 #include "session.h"
+
+#define EVENTLOG_ROOM	(1U * 1024 * 1024)	/* a full disk has room again */
 
 struct eventlog {
 	char		*path;
@@ -259,18 +262,44 @@ eventlog_last_seq(struct eventlog *el)
 	return el->seq;
 }
 
+const char *
+eventlog_path(struct eventlog *el)
+{
+	return el->path;
+}
+
+/* Room for more lines: at least EVENTLOG_ROOM bytes free where it lives. */
+int
+eventlog_has_room(struct eventlog *el)
+{
+	struct statvfs	 sv;
+
+	if (fstatvfs(el->fd, &sv) != 0)
+		return 1;	/* cannot tell: try the write */
+	return (uint64_t)sv.f_bavail * sv.f_frsize >= EVENTLOG_ROOM;
+}
+
+/*
+ * A write that fails (the disk is full) leaves no part of its line behind:
+ * the file is cut back to where it ended, so the next append starts on a
+ * line of its own and the log never has a torn line in its middle.
+ */
 uint64_t
 eventlog_append(struct eventlog *el, cJSON *ev, int sync)
 {
 	struct stat	 sb;
 	char		*line, *ts;
 	size_t		 len;
+	off_t		 start = -1;
 	cJSON		*rest, *c, *next;
-	int		 pass, is_type;
+	int		 pass, is_type, failed = 0, saved;
 
 	flock(el->fd, LOCK_EX);
-	if (fstat(el->fd, &sb) == 0 && sb.st_size != el->end)
-		el->seq = eventlog_tail_seq(el->fd, sb.st_size);
+	if (fstat(el->fd, &sb) == 0) {
+		start = sb.st_size;
+		if (sb.st_size != el->end)
+			el->seq = eventlog_tail_seq(el->fd, sb.st_size);
+	}
 	el->seq++;
 
 	/* seq, ts and type first, so the log reads well: re-link the fields. */
@@ -310,15 +339,23 @@ eventlog_append(struct eventlog *el, cJSON *ev, int sync)
 	line = xrealloc(line, len + 2);
 	line[len++] = '\n';
 	line[len] = '\0';
-	if (file_write_all(el->fd, line, len) != 0)
+	if (file_write_all(el->fd, line, len) != 0 ||
+	    (sync && fdatasync(el->fd) != 0)) {
+		saved = errno;
 		log_warn("%s: append", el->path);
-	else if (sync && fdatasync(el->fd) != 0)
-		log_warn("%s: fdatasync", el->path);
+		if (start != -1 && ftruncate(el->fd, start) != 0)
+			log_warn("%s: cutting back a failed append", el->path);
+		el->seq--;
+		failed = 1;
+		errno = saved;
+	}
 	free(line);
+	saved = errno;
 	if (fstat(el->fd, &sb) == 0)
 		el->end = sb.st_size;
 	flock(el->fd, LOCK_UN);
-	return el->seq;
+	errno = saved;
+	return failed ? 0 : el->seq;
 }
 
 cJSON *
@@ -496,7 +533,12 @@ session_event_append(const char *name, const char *type, cJSON *fields,
 			    cJSON_Duplicate(f, 1));
 	}
 	secret_redact_json(ev);
-	eventlog_append(el, ev, 1);
+	if (eventlog_append(el, ev, 1) == 0) {
+		*cause = xprintf("%s: %s", eventlog_path(el), strerror(errno));
+		cJSON_Delete(ev);
+		eventlog_close(el);
+		return -1;
+	}
 	cJSON_Delete(ev);
 	eventlog_close(el);
 	return 0;

@@ -33,7 +33,13 @@ char	**session_list(size_t *n);		/* names, sorted; free each + array */
 struct eventlog;
 struct eventlog *eventlog_open(const char *name, char **cause);
 void	 eventlog_close(struct eventlog *);
+/*
+ * 0 if the line could not be written or synced (errno says why, the disk
+ * is full): nothing of it stays in the file, and the seq is not used.
+ */
 uint64_t eventlog_append(struct eventlog *, cJSON *ev, int sync);
+const char *eventlog_path(struct eventlog *);
+int	 eventlog_has_room(struct eventlog *);	/* a full disk has room again */
 uint64_t eventlog_last_seq(struct eventlog *);
 /*
  * Read the whole log as an array of events. A torn last line (a crash in
