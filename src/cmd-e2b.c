@@ -11,7 +11,7 @@
 
 static const char e2b_usage[] =
     "serve [--listen ADDR:PORT] [--policy FILE] [--mode strict|auto|"
-    "manual|trust] | key";
+    "manual|trust] [--name NAME] [--ask-timeout SECONDS] | key";
 
 static void
 e2b_print_usage(FILE *f)
@@ -61,11 +61,15 @@ e2b_serve(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "policy", required_argument, NULL, 'p' },
 		{ "mode", required_argument, NULL, 'm' },
+		{ "name", required_argument, NULL, 'n' },
+		{ "ask-timeout", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char		*listen = E2B_DEFAULT_LISTEN, *pfile = NULL;
-	const char		*mode = NULL;
+	const char		*mode = NULL, *name = "e2b";
+	long			 ask_timeout = 600;
+	char			*end;
 	struct event_base	*base;
 	struct e2b_server	*srv;
 	struct event		*sint, *sterm;
@@ -84,6 +88,18 @@ e2b_serve(int argc, char **argv)
 		case 'm':
 			mode = optarg;
 			break;
+		case 'n':
+			name = optarg;
+			break;
+		case 't':
+			ask_timeout = strtol(optarg, &end, 10);
+			if (*end != '\0' || ask_timeout < 1 ||
+			    ask_timeout > 86400) {
+				fprintf(stderr, "holt e2b: --ask-timeout '%s': "
+				    "seconds, from 1 to 86400\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h':
 			e2b_print_usage(stdout);
 			return EXIT_OK;
@@ -97,6 +113,7 @@ e2b_serve(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	log_prog = "holt e2b";
 	base = event_base_new();
 	if ((srv = e2b_server_new(base, listen, &cause)) == NULL) {
 		fprintf(stderr, "holt e2b: %s\n", cause);
@@ -104,11 +121,22 @@ e2b_serve(int argc, char **argv)
 		event_base_free(base);
 		return EXIT_ERR;
 	}
+	srv->name = name;
+	srv->ask_timeout_s = (int)ask_timeout;
 	if ((pfile != NULL || mode != NULL) &&
 	    e2b_load_policy(srv, pfile, mode) != 0) {
 		e2b_server_free(srv);
 		event_base_free(base);
 		return EXIT_USAGE;
+	}
+	/* Where holt -L NAME approve answers what the policy asks. */
+	if ((srv->mode == POLICY_AUTO || srv->mode == POLICY_MANUAL) &&
+	    (srv->control = e2b_control_new(srv, &cause)) == NULL) {
+		fprintf(stderr, "holt e2b: %s\n", cause);
+		free(cause);
+		e2b_server_free(srv);
+		event_base_free(base);
+		return EXIT_ERR;
 	}
 	sint = evsignal_new(base, SIGINT, e2b_stop, base);
 	sterm = evsignal_new(base, SIGTERM, e2b_stop, base);

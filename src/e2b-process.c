@@ -43,7 +43,22 @@ struct e2b_stream {
 	cJSON			*config;	/* Start's, registered on start */
 	long			 timeout_ms;
 	int			 read_paused;
-	int			 done;
+	struct e2b_ask		*ask;		/* waiting for a human */
+};
+
+/*
+ * A command the policy asks a human about: its stream waits, headers sent,
+ * until holt approve answers (e2b-control.c), the ask times out, or the
+ * client goes away.
+ */
+struct e2b_ask {
+	uint64_t		 id;
+	struct e2b_server	*srv;
+	struct e2b_stream	*st;
+	char			*line;		/* what the policy judged */
+	cJSON			*exec;		/* the envd request to send */
+	struct event		*timer;
+	struct e2b_ask		*next;
 };
 
 static struct e2b_proc *
@@ -98,9 +113,13 @@ e2b_process_free_all(struct e2b_server *srv)
 
 /* ---- the stream ---- */
 
+static void	 ask_free(struct e2b_ask *);
+
 static void
 stream_free(struct e2b_stream *st)
 {
+	if (st->ask != NULL)
+		ask_free(st->ask);
 	if (st->bev != NULL)
 		bufferevent_free(st->bev);	/* closes the envd socket */
 	if (st->keepalive != NULL)
@@ -173,8 +192,10 @@ stream_closed(struct evhttp_connection *evcon, void *arg)
 	(void)evcon;
 	log_debug("sandbox '%s': client left a stream", st->sandbox);
 	st->req = NULL;
-	if (req != NULL)
-		evhttp_send_reply_end(req);	/* frees the orphaned request */
+	/* Orphaned by the client's going: ours to free. Otherwise (the
+	 * server is shutting down) the connection frees it. */
+	if (req != NULL && evhttp_request_get_connection(req) == NULL)
+		evhttp_send_reply_end(req);
 	stream_free(st);
 }
 
@@ -471,28 +492,156 @@ policy_line(const char *cmd, const cJSON *args)
 	return buf_detach(&b, NULL);
 }
 
-/* NULL when the policy lets the command run, else why not. */
-static char *
-policy_refuses(struct e2b_server *srv, const char *cmd, const cJSON *args)
+/*
+ * The policy's verdict on a command; *line is what it judged and *why, for
+ * a command that may not run at once, the reason (both the caller's).
+ */
+static enum policy_verdict
+policy_judge(struct e2b_server *srv, const char *cmd, const cJSON *args,
+    char **line, char **why)
 {
 	struct policy_result	*r;
-	char			*line, *why = NULL;
+	enum policy_verdict	 v;
 
+	*line = policy_line(cmd, args);
+	*why = NULL;
 	if (srv->policy == NULL)
-		return NULL;
-	line = policy_line(cmd, args);
-	r = policy_check_command(srv->policy, srv->mode, line);
-	if (r->verdict == POLICY_DENY)
-		why = xprintf("holt policy: '%s' denied: %s", line,
+		return POLICY_ALLOW;
+	r = policy_check_command(srv->policy, srv->mode, *line);
+	v = r->verdict;
+	if (v == POLICY_DENY)
+		*why = xprintf("holt policy: '%s' denied: %s", *line,
 		    r->reason != NULL ? r->reason : "no rule allows it");
-	else if (r->verdict == POLICY_ASK)
-		why = xprintf("holt policy: '%s' needs approval: %s", line,
-		    r->reason != NULL ? r->reason : "no rule settles it");
-	if (why != NULL)
-		log_info("%s", why);
+	else if (v == POLICY_ASK)
+		*why = xstrdup(r->reason != NULL ? r->reason :
+		    "no rule settles it");
 	policy_result_free(r);
-	free(line);
-	return why;
+	return v;
+}
+
+/* ---- asks ---- */
+
+static void
+ask_free(struct e2b_ask *a)
+{
+	struct e2b_ask	**ap;
+
+	for (ap = &a->srv->asks; *ap != NULL; ap = &(*ap)->next) {
+		if (*ap == a) {
+			*ap = a->next;
+			break;
+		}
+	}
+	if (a->st != NULL)
+		a->st->ask = NULL;
+	event_free(a->timer);
+	free(a->line);
+	cJSON_Delete(a->exec);
+	free(a);
+}
+
+static int	 stream_envd(struct e2b_stream *, struct sandbox *, cJSON *);
+
+/* Answer an ask: run its command, or end its stream refused. */
+static void
+ask_answer(struct e2b_ask *a, int allow, const char *why)
+{
+	struct e2b_stream	*st = a->st;
+	struct sandbox		*sb;
+	cJSON			*exec = a->exec;
+	char			*cause = NULL;
+
+	a->exec = NULL;
+	ask_free(a);	/* detaches st */
+	if (!allow)
+		stream_end(st, "permission_denied", why);
+	else if ((sb = sandbox_open(st->sandbox, &cause)) == NULL) {
+		stream_end(st, "unavailable", cause);
+		free(cause);
+	} else {
+		stream_envd(st, sb, exec);
+		sandbox_free(sb);
+	}
+	cJSON_Delete(exec);
+}
+
+static void
+ask_expired(evutil_socket_t fd, short ev, void *arg)
+{
+	struct e2b_ask	*a = arg;
+	char		*why;
+
+	(void)fd;
+	(void)ev;
+	why = xprintf("holt policy: '%s' needs approval, and none came "
+	    "within %d s", a->line, a->srv->ask_timeout_s);
+	log_info("ask %llu: %s", (unsigned long long)a->id, why);
+	ask_answer(a, 0, why);
+	free(why);
+}
+
+static void
+ask_new(struct e2b_server *srv, struct e2b_stream *st, char *line,
+    const char *why, cJSON *exec)
+{
+	struct e2b_ask	*a, **ap;
+	struct timeval	 tv = { srv->ask_timeout_s, 0 };
+
+	a = xcalloc(1, sizeof *a);
+	a->id = ++srv->next_ask;
+	a->srv = srv;
+	a->st = st;
+	a->line = line;
+	a->exec = exec;
+	a->timer = evtimer_new(srv->base, ask_expired, a);
+	evtimer_add(a->timer, &tv);
+	for (ap = &srv->asks; *ap != NULL; ap = &(*ap)->next)
+		;
+	*ap = a;
+	st->ask = a;
+	/* Always on standard error: a human has to see it. */
+	log_warnx("sandbox '%s' asks to run '%s' (%s): holt -L %s approve "
+	    "-t %s --id %llu allow|deny|always", st->sandbox, line, why,
+	    srv->name, st->sandbox, (unsigned long long)a->id);
+}
+
+int
+e2b_process_decide(struct e2b_server *srv, const char *sandbox, uint64_t id,
+    const char *decision, char **cause)
+{
+	struct e2b_ask	*a;
+	char		*rule, *why, *err = NULL;
+
+	for (a = srv->asks; a != NULL; a = a->next) {
+		if (strcmp(a->st->sandbox, sandbox) == 0 &&
+		    (id == 0 || a->id == id))
+			break;
+	}
+	if (a == NULL) {
+		*cause = id == 0 ? xprintf("sandbox '%s': nothing waits for "
+		    "approval", sandbox) : xprintf("sandbox '%s': no "
+		    "approval %llu waits", sandbox, (unsigned long long)id);
+		return -1;
+	}
+	log_info("ask %llu: %s", (unsigned long long)a->id, decision);
+	if (strcmp(decision, "deny") == 0) {
+		why = xprintf("holt policy: '%s' denied by the user", a->line);
+		ask_answer(a, 0, why);
+		free(why);
+		return 0;
+	}
+	if (strcmp(decision, "always") == 0 &&
+	    (rule = policy_suggest_rule(srv->policy, a->line, NULL)) != NULL) {
+		if (policy_add_rule(srv->policy, "allow", rule, "session",
+		    &err) != 0) {
+			log_warnx("%s", err);
+			free(err);
+		} else
+			log_info("rule added: allow %s", rule);
+		free(rule);
+	}
+	ask_answer(a, 1, NULL);
+	return 0;
 }
 
 /* ---- Start and Connect ---- */
@@ -524,7 +673,8 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 	cJSON			*env;
 	const cJSON		*it;
 	const char		*cmd, *cwd;
-	char			*why, *cwdp;
+	char			*why, *cwdp, *line;
+	enum policy_verdict	 verdict;
 
 	if ((in = stream_request(req)) == NULL)
 		return;
@@ -540,9 +690,18 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 		return;
 	}
 	st = stream_new(srv, req, sb);
-	if ((why = policy_refuses(srv, cmd, args)) != NULL) {
+	verdict = policy_judge(srv, cmd, args, &line, &why);
+	if (verdict == POLICY_DENY || (verdict == POLICY_ASK &&
+	    srv->mode == POLICY_STRICT)) {
+		if (verdict == POLICY_ASK) {
+			free(why);
+			why = xprintf("holt policy: '%s' is not allowed in "
+			    "strict mode", line);
+		}
+		log_info("sandbox '%s': %s", box->id, why);
 		stream_end(st, "permission_denied", why);
 		free(why);
+		free(line);
 		cJSON_Delete(in);
 		return;
 	}
@@ -578,6 +737,12 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 	} else if (json_bool(in, "stdin", 0))
 		cJSON_AddBoolToObject(ereq, "stdin", 1);
 	cJSON_Delete(in);
+	if (verdict == POLICY_ASK) {
+		ask_new(srv, st, line, why, ereq);	/* takes line, ereq */
+		free(why);
+		return;
+	}
+	free(line);
 	log_debug("sandbox '%s': start %s", box->id, cmd);
 	stream_envd(st, sb, ereq);
 	cJSON_Delete(ereq);

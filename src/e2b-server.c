@@ -362,6 +362,7 @@ e2b_server_new(struct event_base *base, const char *listen, char **cause)
 	srv = xcalloc(1, sizeof *srv);
 	srv->base = base;
 	srv->mode = POLICY_TRUST;
+	srv->name = "e2b";
 	srv->ask_timeout_s = 600;
 	if ((srv->key = e2b_key_get(cause)) == NULL) {
 		free(host);
@@ -418,6 +419,7 @@ e2b_server_free(struct e2b_server *srv)
 
 	if (srv == NULL)
 		return;
+	e2b_control_free(srv->control);
 	e2b_process_free_all(srv);
 	if (srv->tick != NULL)
 		event_free(srv->tick);

@@ -53,6 +53,8 @@ struct e2b_server {
 	struct event_base	*base;
 	struct evhttp		*http;
 	char			*key;
+	const char		*name;		/* of the control socket */
+	struct e2b_control	*control;
 	struct policy		*policy;	/* NULL: every command runs */
 	enum policy_mode	 mode;
 	int			 ask_timeout_s;
@@ -96,6 +98,16 @@ void	 e2b_api_expire(struct e2b_server *);
 void	 e2b_process_handle(struct e2b_server *, struct evhttp_request *,
 	    struct e2b_box *, struct sandbox *, const char *method);
 void	 e2b_process_free_all(struct e2b_server *);
+/* Answer the ask id (0: the oldest) of a sandbox: allow, deny, always. */
+int	 e2b_process_decide(struct e2b_server *, const char *sandbox,
+	    uint64_t id, const char *decision, char **cause);
+
+/*
+ * e2b-control.c: the unix socket run/NAME, where holt -L NAME approve
+ * finds the server (the client protocol's hello and approve only).
+ */
+struct e2b_control *e2b_control_new(struct e2b_server *, char **cause);
+void	 e2b_control_free(struct e2b_control *);
 /* e2b-files.c: filesystem.Filesystem, GET/POST /files. */
 void	 e2b_fs_handle(struct e2b_server *, struct evhttp_request *,
 	    struct e2b_box *, struct sandbox *, const char *method);
