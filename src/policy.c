@@ -103,7 +103,11 @@ static const char *policy_code_vars[] = {
 	"RUSTFLAGS", "RUSTDOCFLAGS", "GOFLAGS", "GOTOOLCHAIN", "GOENV", "CC",
 	"CXX", "CPP", "LD", "MAKEFLAGS", "MFLAGS", "MAKEFILES", "TAR_OPTIONS",
 	"RIPGREP_CONFIG_PATH", "GREP_OPTIONS", "GNUPGHOME", "DOCKER_*",
-	"KUBECONFIG"
+	"KUBECONFIG", "OPENSSL_CONF", "OPENSSL_ENGINES", "PHPRC",
+	"PHP_INI_SCAN_DIR", "DOTNET_*", "CORECLR_*", "RSYNC_RSH",
+	"RSYNC_CONNECT_PROG", "CVS_RSH", "PSQLRC", "LESS", "LESSKEY*",
+	"SYSTEMD_PAGER", "VIMINIT", "EXINIT", "MYVIMRC", "FCEDIT", "HISTFILE",
+	"EMACSLOADPATH"
 };
 
 /* ------------------------------------------------------------------ */
@@ -1632,7 +1636,10 @@ git_path(struct pctx *c, const char *base, const struct policy_word *w,
 	char	*abs, *canon;
 	size_t	 i;
 
-	if (w->flags & (PW_EXPANDS|PW_TILDE)) {
+	/* git changes directory for real: ".." after a link is elsewhere */
+	if ((w->flags & (PW_EXPANDS|PW_TILDE)) || strcmp(t, "..") == 0 ||
+	    strncmp(t, "../", 3) == 0 || strstr(t, "/../") != NULL ||
+	    (strlen(t) >= 3 && strcmp(t + strlen(t) - 3, "/..") == 0)) {
 		*unknown = 1;
 		return NULL;
 	}
@@ -1776,6 +1783,12 @@ globals_filter(struct pctx *c, const struct globals *g, const struct pcmd *pc,
 		keep = 1;
 		if (git && strcmp(lname, "--no-pager") == 0)
 			keep = 0;
+		else if (git && strcmp(lname, "--bare") == 0) {
+			/* the directory it runs in is the repository */
+			free(go->gitdir);
+			go->gitdir = git_path(c, go->dir, w, ".", &go->unknown);
+			go->gitdir_rel = 1;
+		}
 		else if (git && strcmp(lname, "-c") == 0 && v != NULL)
 			keep = git_setting(arg != NULL ? arg : w, v, problem, go);
 		else if (git && (strcmp(lname, "-C") == 0 ||
@@ -1895,6 +1908,48 @@ check_varnames(struct pitem *it, const struct pcmd *pc, const char *name)
 				    "arithmetic, which may run commands", t);
 				return;
 			}
+		}
+	}
+}
+
+/*
+ * Builtins that set the variables their arguments name: not one that runs
+ * code (export BASH_ENV=x, read PATH, printf -v PATH), nor one a glob or
+ * a variable names (printf * with files "-v", "PATH", "x" sets PATH=x).
+ */
+static void
+note_setvars(struct pitem *it, const struct pcmd *pc, const char *name)
+{
+	const struct policy_word	*w;
+	size_t				 i, n;
+	int				 ended = 0;
+
+	if (strcmp(name, "printf") == 0) {
+		if (pc->nwords > 1 && word_options(&pc->words[1], name, &ended))
+			item_problem(it, "printf '%s' may expand to -v NAME, "
+			    "which sets any variable (PATH ...)",
+			    pc->words[1].text);
+		else if (pc->nwords > 2 && strcmp(pc->words[1].text, "-v") == 0 &&
+		    ((pc->words[2].flags & PW_EXPANDS) ||
+		    code_var(pc->words[2].text)))
+			code_var_problem(it, pc->words[2].text,
+			    "every later command");
+		return;
+	}
+	if (!word_in(" export declare typeset local readonly read mapfile "
+	    "readarray getopts ", name))
+		return;
+	for (i = 1; i < pc->nwords; i++) {
+		w = &pc->words[i];
+		n = strcspn(w->text, "=");
+		if ((w->flags & PW_EXPANDS) && strcspn(w->text, "$`*?[{") < n) {
+			item_problem(it, "%s '%s' may set any variable (PATH ...)",
+			    name, w->text);
+			return;
+		}
+		if (w->text[0] != '-' && code_var(w->text)) {
+			code_var_problem(it, w->text, "every later command");
+			return;
 		}
 	}
 }
@@ -2059,16 +2114,7 @@ norm_cmd(struct pctx *c, const struct pcmd *pc0)
 	if (ITEM(c, si)->problem != NULL)
 		goto done;
 	check_varnames(ITEM(c, si), pc, t);
-	if (strcmp(t, "export") == 0 || strcmp(t, "declare") == 0 ||
-	    strcmp(t, "typeset") == 0 || strcmp(t, "local") == 0 ||
-	    strcmp(t, "readonly") == 0) {
-		for (i = 1; i < pc->nwords; i++) {
-			if (pc->words[i].text[0] != '-' &&
-			    code_var(pc->words[i].text))
-				code_var_problem(ITEM(c, si), pc->words[i].text,
-				    "every later command");
-		}
-	}
+	note_setvars(ITEM(c, si), pc, t);
 
 	if (strcmp(t, "cd") == 0 || strcmp(t, "pushd") == 0 ||
 	    strcmp(t, "popd") == 0)

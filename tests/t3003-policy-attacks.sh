@@ -66,6 +66,16 @@ test_expect_success BWRAP 'without a human, the policy asks and nothing runs' '
 	test_line_count = 4 asked
 '
 
+test_expect_success 'a glob can name the variable printf -v sets, and it asks' '
+	mkdir pv && (cd pv && touch ./-v PATH x) &&
+	(cd pv && bash -c "printf *; echo \"\$PATH\"") >out &&
+	echo x >expect &&
+	test_cmp expect out &&
+	test_expect_code 10 holt policy check -- "printf *; ls" >out &&
+	grep "printf .\*. may expand to -v NAME" out &&
+	test_expect_code 11 holt policy check --mode strict -- "printf *; ls"
+'
+
 test_expect_success 'strict mode refuses each of them' '
 	for c in "cd sub && git status" "git -C sub diff --no-index a b" \
 		"find tests *e" "git diff HEAD *.txt" "BASH_ENV=x.sh bash -c ls" \
