@@ -46,15 +46,16 @@ test_expect_success TMUX 'C-o arms it; the typed text stays intact' '
 	! sent_has type=send
 '
 
-test_expect_success TMUX 'a request right after a key arms after a quiet second' '
+test_expect_success TMUX 'once the line is empty, a quiet second arms it' '
 	tui_keys a C-u &&
 	tui_wait a "message the agent" &&
-	tui_keys a x BSpace &&
+	tui_keys a x &&
+	tui_wait a "> x" &&
 	need r2 "make" &&
 	tui_wait a "you were typing" &&
 	tui_keys a y &&
-	tui_wait a "> y" &&
-	tui_keys a BSpace &&
+	tui_wait a "> xy" &&
+	tui_keys a BSpace BSpace &&
 	tui_wait a "y allow once · a always · n deny" 40 &&
 	! sent_has request_id=r2 &&
 	tui_keys a y &&

@@ -33,6 +33,9 @@
 #define TUI_TYPING_MS	500	/* a key this recent: the user is typing */
 #define TUI_QUIET_MS	1000	/* quiet this long: a guarded modal arms */
 #define TUI_TMUX_PREFIX	"C-g"	/* the prefix inside tmux */
+#define TUI_KEY_PASTE	(KEY_MAX + 1)	/* a bracketed paste starts */
+#define TUI_KEY_PASTED	(KEY_MAX + 2)	/* and ends */
+#define TUI_PASTE_MAX	(4 * 1024 * 1024)
 
 
 struct tui {
@@ -59,6 +62,9 @@ struct tui {
 	int		 overlay_on;
 	int		 overlay_dirty;
 	int		 modal_dirty;
+	int		 pasting;	/* inside a bracketed paste */
+	int		 paste_cr;	/* its last byte was a CR */
+	struct buf	 paste;
 	uint64_t	 last_typed;	/* a key went to the panes (ms) */
 
 	int		 prompt_on;
@@ -102,7 +108,7 @@ static void
 tui_restore_raw(void)
 {
 	static const char seq[] = "\033[?1000l\033[?1002l\033[?1006l"
-	    "\033[0m\033[?25h\033[?1049l\r\n";
+	    "\033[?2004l\033[0m\033[?25h\033[?1049l\r\n";
 	ssize_t	 n;
 
 	n = write(STDOUT_FILENO, seq, sizeof seq - 1);
@@ -926,12 +932,64 @@ tui_insert_key(struct buf *b, size_t *cur, int key)
 		u[3] = (char)(0x80 | (c & 0x3f));
 		n = 4;
 	}
-	buf_grow(b, n);
-	memmove(b->data + *cur + n, b->data + *cur, b->len - *cur);
-	memcpy(b->data + *cur, u, n);
-	b->len += n;
+	tui_edit_insert(b, cur, u, n);
+}
+
+/*
+ * Readline's words: letters, digits and any byte of a multi-byte UTF-8
+ * character. One kill buffer is shared by the input and the prompts, as
+ * readline's is.
+ */
+static struct buf	tui_killed = BUF_INIT;
+
+static int
+tui_word_byte(unsigned char c)
+{
+	return c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	    (c >= 'A' && c <= 'Z') || c == '_';
+}
+
+static size_t
+tui_word_back(const struct buf *b, size_t cur)
+{
+	while (cur > 0 && !tui_word_byte((unsigned char)b->data[cur - 1]))
+		cur--;
+	while (cur > 0 && tui_word_byte((unsigned char)b->data[cur - 1]))
+		cur--;
+	return cur;
+}
+
+static size_t
+tui_word_forward(const struct buf *b, size_t cur)
+{
+	while (cur < b->len && !tui_word_byte((unsigned char)b->data[cur]))
+		cur++;
+	while (cur < b->len && tui_word_byte((unsigned char)b->data[cur]))
+		cur++;
+	return cur;
+}
+
+/* Cut FROM..TO of B into the kill buffer. */
+static void
+tui_kill(struct buf *b, size_t from, size_t to)
+{
+	if (to <= from)
+		return;
+	buf_reset(&tui_killed);
+	buf_add(&tui_killed, b->data + from, to - from);
+	memmove(b->data + from, b->data + to, b->len - to + 1);
+	b->len -= to - from;
+}
+
+void
+tui_edit_insert(struct buf *b, size_t *cur, const char *s, size_t len)
+{
+	buf_grow(b, len);
 	b->data[b->len] = '\0';
-	*cur += n;
+	memmove(b->data + *cur + len, b->data + *cur, b->len - *cur + 1);
+	memcpy(b->data + *cur, s, len);
+	b->len += len;
+	*cur += len;
 }
 
 int
@@ -939,7 +997,27 @@ tui_edit_key(struct buf *b, size_t *cur, int key)
 {
 	size_t	 start;
 
+	if (b->data == NULL)
+		buf_adds(b, "");	/* the editing below needs a NUL */
 	switch (key) {
+	case KEYC_CTRL('w'):
+		start = tui_word_back(b, *cur);
+		tui_kill(b, start, *cur);
+		*cur = start;
+		return 1;
+	case KEYC_META | 'd':
+		tui_kill(b, *cur, tui_word_forward(b, *cur));
+		return 1;
+	case KEYC_META | 'b':
+		*cur = tui_word_back(b, *cur);
+		return 1;
+	case KEYC_META | 'f':
+		*cur = tui_word_forward(b, *cur);
+		return 1;
+	case KEYC_CTRL('y'):
+		if (tui_killed.len > 0)
+			tui_edit_insert(b, cur, tui_killed.data, tui_killed.len);
+		return 1;
 	case KEYC_FN | KEY_LEFT:
 		while (*cur > 0 && (b->data[--(*cur)] & 0xc0) == 0x80)
 			;
@@ -982,14 +1060,11 @@ tui_edit_key(struct buf *b, size_t *cur, int key)
 		b->len -= start - *cur;
 		return 1;
 	case KEYC_CTRL('u'):
-		memmove(b->data, b->data + *cur, b->len - *cur + 1);
-		b->len -= *cur;
+		tui_kill(b, 0, *cur);
 		*cur = 0;
 		return 1;
 	case KEYC_CTRL('k'):
-		b->len = *cur;
-		if (b->data != NULL)
-			b->data[b->len] = '\0';
+		tui_kill(b, *cur, b->len);
 		return 1;
 	}
 	if ((key & (KEYC_FN | KEYC_META)) || key < 0x20 || key == 0x7f)
@@ -1104,7 +1179,6 @@ tui_cycle_mode(struct tui *t)
 	static const char *modes[] = { "manual", "auto", "strict" };
 	const char	*cur = json_str(t->state, "mode");
 	size_t		 i, next = 0;
-	cJSON		*m;
 
 	if (t->readonly) {
 		tui_flash(t, "read-only: the mode stays");
@@ -1114,10 +1188,22 @@ tui_cycle_mode(struct tui *t)
 		if (strcmp(cur, modes[i]) == 0)
 			next = (i + 1) % nitems(modes);
 	}
+	tui_set_mode(t, modes[next]);
+}
+
+void
+tui_set_mode(struct tui *t, const char *mode)
+{
+	cJSON	*m;
+
+	if (t->readonly) {
+		tui_flash(t, "read-only: the mode stays");
+		return;
+	}
 	m = tui_request(t, "mode");
-	cJSON_AddStringToObject(m, "mode", modes[next]);
+	cJSON_AddStringToObject(m, "mode", mode);
 	tui_send(t, m);
-	tui_flash(t, "mode: %s", modes[next]);
+	tui_flash(t, "mode: %s", mode);
 }
 
 static void
@@ -1147,6 +1233,14 @@ tui_next_theme(struct tui *t)
 }
 
 /* Global actions; 1 if it was one. */
+static int	tui_action(struct tui *, enum ui_action);
+
+int
+tui_do(struct tui *t, enum ui_action a)
+{
+	return tui_action(t, a);
+}
+
 static int
 tui_action(struct tui *t, enum ui_action a)
 {
@@ -1321,16 +1415,70 @@ tui_key(struct tui *t, int key)
 		tui_action(t, a);
 }
 
+/*
+ * A bracketed paste is text, never keys: it goes whole into the input
+ * line (or the open prompt, on one line), however many newlines it has.
+ */
+static void
+tui_paste_key(struct tui *t, int rc, wint_t wc)
+{
+	struct pane	*in = &t->panes[PANE_INPUT];
+	size_t		 i;
+
+	if (rc == KEY_CODE_YES && wc == TUI_KEY_PASTED) {
+		t->pasting = 0;
+		t->last_typed = mono_ms();
+		if (t->prompt_on) {
+			for (i = 0; i < t->paste.len; i++) {
+				if (t->paste.data[i] == '\n')
+					t->paste.data[i] = ' ';
+			}
+			tui_edit_insert(&t->prompt_text, &t->prompt_cursor,
+			    t->paste.data, t->paste.len);
+		} else if (t->readonly)
+			tui_flash(t, "read-only: messages are not sent");
+		else if (t->paste.len > 0) {
+			tui_focus(t, PANE_INPUT);
+			view_input_paste(in, t->paste.data, t->paste.len);
+		}
+		buf_reset(&t->paste);
+		return;
+	}
+	if (rc == KEY_CODE_YES || t->paste.len >= TUI_PASTE_MAX)
+		return;
+	/* Terminals send a line end as CR (tmux does); CR LF is one. */
+	if (wc == '\n' && t->paste_cr) {
+		t->paste_cr = 0;
+		return;
+	}
+	t->paste_cr = wc == '\r';
+	if (wc == '\r')
+		wc = '\n';
+	if (wc < 0x20 && wc != '\n' && wc != '\t')
+		return;
+	i = t->paste.len;
+	tui_insert_key(&t->paste, &i, (int)wc);
+}
+
 static void
 tui_read_keys(struct tui *t)
 {
 	wint_t	 wc;
 	int	 rc, key, n = 0;
 
-	while (n++ < 256 && !t->done) {
+	while ((t->pasting || n++ < 256) && !t->done) {
 		rc = get_wch(&wc);
 		if (rc == ERR)
 			break;
+		if (rc == KEY_CODE_YES && wc == TUI_KEY_PASTE) {
+			t->pasting = 1;
+			buf_reset(&t->paste);
+			continue;
+		}
+		if (t->pasting) {
+			tui_paste_key(t, rc, wc);
+			continue;
+		}
 		key = (rc == KEY_CODE_YES) ? (int)(KEYC_FN | wc) : (int)wc;
 		if (key == (KEYC_FN | KEY_RESIZE)) {
 			t->layout_dirty = 1;
@@ -1394,6 +1542,7 @@ tui_define_keys(void)
 		{ "\033[7~", KEY_HOME }, { "\033[8~", KEY_END },
 		{ "\033[5~", KEY_PPAGE }, { "\033[6~", KEY_NPAGE },
 		{ "\033[3~", KEY_DC }, { "\033[Z", KEY_BTAB },
+		{ "\033[200~", TUI_KEY_PASTE }, { "\033[201~", TUI_KEY_PASTED },
 	};
 	size_t	 i;
 
@@ -1555,6 +1704,9 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 	tui_define_keys();
 	nodelay(stdscr, TRUE);
 	mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+	/* Bracketed paste: a paste comes as one block, not as keys. */
+	if (write(STDOUT_FILENO, "\033[?2004h", 8) != 8)
+		log_debug("bracketed paste: %s", strerror(errno));
 	mouseinterval(0);
 	theme_start();
 	if (tmux_prefix) {
@@ -1618,6 +1770,8 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 		tui_write_server(t);
 	}
 	tui_overlay(t, NULL, NULL);
+	if (write(STDOUT_FILENO, "\033[?2004l", 8) != 8)
+		log_debug("bracketed paste: %s", strerror(errno));
 	endwin();
 	if (t->detached)
 		printf("[detached (from session %s)]\n", t->session);
@@ -1637,6 +1791,7 @@ out:
 		free(t->panes[i].title);
 	}
 	approval_free(t->approval);
+	buf_release(&t->paste);
 	if (t->fd != -1)
 		close(t->fd);
 	for (i = 0; i < 2; i++) {

@@ -221,6 +221,9 @@ const cJSON *tui_state(struct tui *);	/* the session's STATE, or NULL */
 const char *tui_session(struct tui *);
 int	 tui_readonly(struct tui *);
 void	 tui_redraw_all(struct tui *);
+/* What a key bound to A does (detach, help, diff, interrupt ...). */
+int	 tui_do(struct tui *, enum ui_action);
+void	 tui_set_mode(struct tui *, const char *mode);
 /* A line editor prompt over the input line; CB gets the text or NULL. */
 typedef void (*tui_prompt_cb)(struct tui *, void *, const char *);
 void	 tui_prompt(struct tui *, const char *label, const char *initial,
@@ -230,6 +233,9 @@ void	 tui_prompt_on_tab(struct tui *, tui_prompt_cb);
 void	 tui_prompt_set(struct tui *, const char *);
 /* Line editing shared by the prompt and the input line: 1 if it took KEY. */
 int	 tui_edit_key(struct buf *, size_t *cursor, int key);
+/* Insert S (LEN bytes) at *cursor, which moves past it. */
+void	 tui_edit_insert(struct buf *, size_t *cursor, const char *s,
+	     size_t len);
 /*
  * Slow work (a push, a pull request) in a thread: RUN gets ARG in the
  * thread and returns a message; DONE gets it back on the loop, then it is
@@ -254,6 +260,21 @@ struct overlay {
 };
 void	 tui_overlay(struct tui *, const struct overlay_ops *, void *data);
 void	 tui_overlay_dirty(struct tui *);
+
+/*
+ * slash.c: the input's slash commands, one table. slash_is_command: LINE
+ * is a command (starts with one "/"). slash_run runs it, or says on the
+ * status row why not (unknown, bad arguments); never sent to the model.
+ * slash_complete: the commands starting with WORD (LEN bytes, no "/"):
+ * their count, their longest common start in COMMON, "/a /b" in CHOICES.
+ */
+int	 slash_is_command(const char *line);
+int	 slash_run(struct tui *, const char *line);
+size_t	 slash_complete(const char *word, size_t len, struct buf *common,
+	     struct buf *choices);
+void	 slash_help(struct buf *);
+/* Completion: COMMON becomes its common start with NAME (the Nth match). */
+void	 slash_narrow(struct buf *common, const char *name, size_t n);
 
 /* view-viewer.c / view-help.c / view-diff.c / view-approval.c */
 void	 viewer_open(struct tui *, const char *path, const char *title);
@@ -286,8 +307,19 @@ void	 view_tree_set_root(struct pane *, const char *workspace,
 /* The server's "files" message: these directories (relative) changed. */
 void	 view_tree_changed(struct pane *, const cJSON *dirs, int all);
 
-/* view-input.c: bytes in the input line (0: empty). */
+/* view-input.c: bytes in the input line (0: empty); a bracketed paste. */
 size_t	 view_input_len(struct pane *);
+void	 view_input_paste(struct pane *, const char *text, size_t len);
+
+/*
+ * input-file.c: @path in the input. input_file_complete: the workspace
+ * entries (of STATE's workspace) that start with WORD, as slash_complete.
+ * input_file_attach: TEXT with every @path's file after it (caller frees),
+ * or NULL and *cause when one cannot be read.
+ */
+size_t	 input_file_complete(const cJSON *state, const char *word, size_t len,
+	     struct buf *common, struct buf *choices);
+char	*input_file_attach(const cJSON *state, const char *text, char **cause);
 
 /* view-output.c: counts for tests and the bench. */
 size_t	 view_output_lines(struct pane *);

@@ -177,6 +177,8 @@ help_open(struct tui *t)
 	buf_addf(&b, "holt %s: key bindings (from the key table)\n\n",
 	    PACKAGE_VERSION);
 	keys_help(&b);
+	buf_addc(&b, '\n');
+	slash_help(&b);
 	data = buf_detach(&b, &len);
 	viewer_show(t, data, len, "help", 0);
 }

@@ -1,0 +1,200 @@
+/*
+ * slash.c: the input line's slash commands. Every command is a line of one
+ * table (name, arguments, help, what it does): the input runs them and
+ * completes their names with Tab, and /help lists this same table, so a
+ * command is added by adding a line and its function. A line that starts
+ * with "/" is a command, never a message: an unknown one is an error, and
+ * "//" sends a message that starts with one "/".
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "ui.h"
+
+struct slash_cmd {
+	const char	*name;
+	const char	*args;
+	const char	*help;
+	/* ARGS is what follows the name, trimmed ("" if nothing). */
+	int		(*exec)(struct tui *, const char *args, char **cause);
+};
+
+static int
+slash_help_exec(struct tui *t, const char *args, char **cause)
+{
+	tui_do(t, ACT_HELP);
+	return 0;
+}
+
+static int
+slash_mode_exec(struct tui *t, const char *args, char **cause)
+{
+	static const char *modes[] = { "manual", "auto", "strict", "trust" };
+	size_t		 i;
+
+	if (*args == '\0') {
+		tui_flash(t, "mode: %s (manual, auto, strict or trust)",
+		    json_str(tui_state(t), "mode") ? json_str(tui_state(t),
+		    "mode") : "?");
+		return 0;
+	}
+	for (i = 0; i < nitems(modes); i++) {
+		if (strcmp(args, modes[i]) == 0) {
+			tui_set_mode(t, args);
+			return 0;
+		}
+	}
+	*cause = xprintf("mode '%s': manual, auto, strict or trust", args);
+	return -1;
+}
+
+static int
+slash_model_exec(struct tui *t, const char *args, char **cause)
+{
+	const char	*cur = json_str(tui_state(t), "model");
+
+	if (*args == '\0') {
+		tui_flash(t, "model: %s", cur != NULL ? cur : "?");
+		return 0;
+	}
+	*cause = xprintf("model '%s': this server cannot change a session's "
+	    "model yet (the model stays %s)", args, cur != NULL ? cur : "?");
+	return -1;
+}
+
+static int
+slash_cost_exec(struct tui *t, const char *args, char **cause)
+{
+	const cJSON	*st = tui_state(t);
+
+	tui_flash(t, "this session: %.0f tokens in, %.0f out, $%.4f; step "
+	    "%.0f of %.0f", json_num(st, "input_tokens", 0),
+	    json_num(st, "output_tokens", 0), json_num(st, "cost_usd", 0),
+	    json_num(st, "step", 0), json_num(st, "steps_cap", 0));
+	tui_flash_hold(t, 8000);
+	return 0;
+}
+
+static int
+slash_diff_exec(struct tui *t, const char *args, char **cause)
+{
+	tui_do(t, ACT_DIFF);
+	return 0;
+}
+
+static int
+slash_quit_exec(struct tui *t, const char *args, char **cause)
+{
+	tui_do(t, ACT_DETACH);
+	return 0;
+}
+
+static const struct slash_cmd slash_table[] = {
+	{ "cost", "", "tokens and cost of this session", slash_cost_exec },
+	{ "diff", "", "review the diff", slash_diff_exec },
+	{ "help", "", "keys and commands", slash_help_exec },
+	{ "mode", "[MODE]", "show or set the mode: manual, auto, strict, trust",
+	    slash_mode_exec },
+	{ "model", "", "show the model", slash_model_exec },
+	{ "quit", "", "detach (the agent keeps working)", slash_quit_exec },
+};
+
+static const struct slash_cmd *
+slash_find(const char *name, size_t len)
+{
+	size_t	 i;
+
+	for (i = 0; i < nitems(slash_table); i++) {
+		if (strlen(slash_table[i].name) == len &&
+		    strncmp(slash_table[i].name, name, len) == 0)
+			return &slash_table[i];
+	}
+	return NULL;
+}
+
+int
+slash_is_command(const char *line)
+{
+	return line[0] == '/' && line[1] != '/';
+}
+
+int
+slash_run(struct tui *t, const char *line)
+{
+	const struct slash_cmd	*c;
+	const char		*name = line + 1, *args;
+	size_t			 len = strcspn(name, " \t\n");
+	char			*cause = NULL, *trimmed;
+	size_t			 n;
+
+	if ((c = slash_find(name, len)) == NULL) {
+		tui_flash(t, "/%.*s: no such command (/help lists them)",
+		    (int)len, name);
+		return -1;
+	}
+	args = name + len + strspn(name + len, " \t\n");
+	trimmed = xstrdup(args);
+	for (n = strlen(trimmed); n > 0 && strchr(" \t\n", trimmed[n - 1]);
+	    n--)
+		trimmed[n - 1] = '\0';
+	if (c->exec(t, trimmed, &cause) != 0) {
+		tui_flash(t, "/%s: %s", c->name, cause);
+		free(cause);
+		free(trimmed);
+		return -1;
+	}
+	free(trimmed);
+	return 0;
+}
+
+size_t
+slash_complete(const char *word, size_t len, struct buf *common,
+    struct buf *choices)
+{
+	size_t	 i, n = 0;
+	const char *name;
+
+	buf_reset(common);
+	for (i = 0; i < nitems(slash_table); i++) {
+		name = slash_table[i].name;
+		if (strncmp(name, word, len) != 0)
+			continue;
+		buf_addf(choices, "%s/%s", n > 0 ? " " : "", name);
+		slash_narrow(common, name, n++);
+	}
+	return n;
+}
+
+void
+slash_narrow(struct buf *common, const char *name, size_t n)
+{
+	size_t	 k;
+
+	if (n == 0) {
+		buf_reset(common);
+		buf_adds(common, name);
+		return;
+	}
+	for (k = 0; k < common->len && name[k] == common->data[k]; k++)
+		;
+	common->len = k;
+	common->data[k] = '\0';
+}
+
+void
+slash_help(struct buf *b)
+{
+	size_t	 i;
+	char	*usage;
+
+	buf_adds(b, "commands (in the input line; Tab completes)\n");
+	for (i = 0; i < nitems(slash_table); i++) {
+		usage = xprintf("/%s%s%s", slash_table[i].name,
+		    *slash_table[i].args != '\0' ? " " : "",
+		    slash_table[i].args);
+		buf_addf(b, "  %-14s %s\n", usage, slash_table[i].help);
+		free(usage);
+	}
+	buf_addf(b, "  %-14s %s\n", "@PATH", "a workspace file, sent with "
+	    "the message (Tab completes)");
+}
