@@ -50,6 +50,8 @@ TERM=xterm-256color LC_ALL=C.UTF-8 python3 - "$B/tests/tui-attach" "$SOCK" \
 import os, pty, select, signal, statistics, subprocess, sys, time
 
 tui, sock, ctl, fake, tmuxb = sys.argv[1:6]
+# Outside tmux the screen's prefix is C-b, which this script sends.
+os.environ.pop("TMUX", None)
 
 def spawn(argv):
     pid, fd = pty.fork()
@@ -134,8 +136,8 @@ for i in range(7):
     t0 = time.monotonic()
     pid, fd = spawn(tmuxb.split() + ["attach", "-t", "b"])
     read_until(fd, b"[b]")
-    time.sleep(0.05)
     tstarts.append((time.monotonic() - t0) * 1000)
+    time.sleep(0.05)	# let it settle before C-b d, outside the timing
     os.write(fd, b"\x02d")
     read_until(fd, b"detached", 5)
     os.waitpid(pid, 0)
