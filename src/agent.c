@@ -32,6 +32,7 @@
 
 #include "agent.h"
 #include "agent-tools.h"
+#include "context.h"
 #include "envd-conn.h"
 #include "model.h"
 #include "policy.h"
@@ -42,9 +43,10 @@
 #define OUTPUT_TAIL_MAX	(64U * 1024)	/* and its tail, logged at the end */
 #define OUTPUT_TAIL_CHUNK (16U * 1024)	/* bytes of the tail per event */
 #define LOG_RETRY_MS	1000		/* a full disk: try the log again */
+#define INSTRUCTIONS_MAX (64U * 1024)	/* bytes of one instructions file */
 static const char history_types[] = "user.message assistant.message "
     "tool.call approval.needed approval.decided tool.started tool.finished "
-    "run.finished session.created";
+    "run.finished session.created context.compacted";
 
 struct call {
 	char		*id;
@@ -80,7 +82,9 @@ struct agent {
 	char			*rules_path;	/* the session's own rules */
 
 	struct model		*model;
+	struct model		*model_next;	/* /model, from the next request */
 	struct model_request	*req;
+	cJSON			*sent;		/* the messages of req */
 	struct buf		 delta;
 
 	struct sandbox		*sbx;
@@ -96,8 +100,22 @@ struct agent {
 	int			 pending_user;	/* messages since the last request */
 	int			 last_denied;
 	int			 interrupting;
-	long long		 in_tok, out_tok;
+	long long		 in_tok, out_tok, cached_tok;
 	double			 cost;
+	long long		 run_in, run_out, run_cached;	/* this run */
+	double			 run_cost;
+
+	struct context		*cx;
+	long long		 cx_tokens;	/* the last request's estimate */
+	int			 compacting;	/* a summary request is req */
+	int			 compacted;	/* this step was compacted */
+	int			 context_retried; /* a too-long request, retried */
+	int			 compact_pending; /* by hand, at the next request */
+	char			*compact_focus;
+	const char		*compact_by;
+	struct context_plan	 plan;
+	enum agent_state	 compact_state;	/* to go back to, when idle */
+	char			*instructions;	/* as last read and shown */
 	long long		 budget_tokens;
 	double			 budget_usd;
 
@@ -124,6 +142,7 @@ struct agent {
 static void	agent_process(struct agent *);
 static void	agent_finish_run(struct agent *, const char *, const char *);
 static void	agent_request(struct agent *);
+static const char *agent_model_spec(struct agent *);
 
 const char *
 agent_state_name(enum agent_state s)
@@ -418,85 +437,23 @@ static const char system_prompt[] =
     "Keep edits small and focused. When the task is done, answer with a "
     "short summary of what you changed and why, and call no tool.";
 
+static char *
+agent_system(struct agent *a)
+{
+	if (a->test_command != NULL && *a->test_command != '\0')
+		return xprintf("%s\nThe tests run with: %s (tool run_tests).",
+		    system_prompt, a->test_command);
+	return xstrdup(system_prompt);
+}
+
 static cJSON *
 agent_messages(struct agent *a)
 {
-	cJSON		*msgs, *m, *deferred, *outstanding, *ev, *tc, *calls, *o;
-	const char	*type, *id;
-	char		*sys;
+	cJSON	*msgs;
+	char	*sys = agent_system(a);
 
-	msgs = cJSON_CreateArray();
-	m = cJSON_CreateObject();
-	cJSON_AddStringToObject(m, "role", "system");
-	if (a->test_command != NULL && *a->test_command != '\0')
-		sys = xprintf("%s\nThe tests run with: %s (tool run_tests).",
-		    system_prompt, a->test_command);
-	else
-		sys = xstrdup(system_prompt);
-	cJSON_AddStringToObject(m, "content", sys);
+	msgs = context_messages(a->cx, a->history, sys, 0, 0);
 	free(sys);
-	cJSON_AddItemToArray(msgs, m);
-
-	/*
-	 * Tool results must follow their assistant message directly; a user
-	 * message typed while tools ran waits until they are all answered.
-	 */
-	deferred = cJSON_CreateArray();
-	outstanding = cJSON_CreateObject();	/* call id -> tool name */
-	cJSON_ArrayForEach(ev, a->history) {
-		type = json_str(ev, "type");
-		if (strcmp(type, "user.message") == 0) {
-			m = cJSON_CreateObject();
-			cJSON_AddStringToObject(m, "role", "user");
-			cJSON_AddStringToObject(m, "content", json_str(ev, "text") ?
-			    json_str(ev, "text") : "");
-			cJSON_AddItemToArray(outstanding->child != NULL ?
-			    deferred : msgs, m);
-		} else if (strcmp(type, "assistant.message") == 0) {
-			/* Unanswered calls of an older message: close them. */
-			cJSON_Delete(outstanding);
-			outstanding = cJSON_CreateObject();
-			m = cJSON_CreateObject();
-			cJSON_AddStringToObject(m, "role", "assistant");
-			cJSON_AddStringToObject(m, "content", json_str(ev, "text") ?
-			    json_str(ev, "text") : "");
-			calls = cJSON_GetObjectItemCaseSensitive(ev, "tool_calls");
-			if (cJSON_GetArraySize(calls) > 0) {
-				cJSON_AddItemToObject(m, "tool_calls",
-				    cJSON_Duplicate(calls, 1));
-				cJSON_ArrayForEach(tc, calls) {
-					id = json_str(tc, "id");
-					if (id != NULL)
-						cJSON_AddStringToObject(outstanding,
-						    id, json_str(tc, "name") ?
-						    json_str(tc, "name") : "");
-				}
-			}
-			cJSON_AddItemToArray(msgs, m);
-		} else if (strcmp(type, "tool.finished") == 0) {
-			id = json_str(ev, "call_id");
-			if (id == NULL || (o = cJSON_GetObjectItemCaseSensitive(
-			    outstanding, id)) == NULL)
-				continue;
-			m = cJSON_CreateObject();
-			cJSON_AddStringToObject(m, "role", "tool");
-			cJSON_AddStringToObject(m, "tool_call_id", id);
-			cJSON_AddStringToObject(m, "name", o->valuestring);
-			cJSON_AddStringToObject(m, "content", json_str(ev, "result") ?
-			    json_str(ev, "result") : "");
-			cJSON_AddItemToArray(msgs, m);
-			cJSON_DeleteItemFromObjectCaseSensitive(outstanding, id);
-			if (outstanding->child == NULL) {
-				while ((m = cJSON_DetachItemFromArray(deferred, 0))
-				    != NULL)
-					cJSON_AddItemToArray(msgs, m);
-			}
-		}
-	}
-	while ((m = cJSON_DetachItemFromArray(deferred, 0)) != NULL)
-		cJSON_AddItemToArray(msgs, m);
-	cJSON_Delete(deferred);
-	cJSON_Delete(outstanding);
 	return msgs;
 }
 
@@ -510,6 +467,92 @@ agent_note_denial(struct call *c, const char *by, const char *rule)
 	c->deny_by = xstrdup(by != NULL ? by : "user");
 	free(c->deny_rule);
 	c->deny_rule = rule != NULL ? xstrdup(rule) : NULL;
+}
+
+/*
+ * One instructions file of the workspace. The workspace is hostile: the
+ * name is opened without following a link (a link could point at any file
+ * of the host) and only a regular file is read, at most INSTRUCTIONS_MAX.
+ */
+static char *
+agent_workspace_text(const char *ws, const char *name)
+{
+	char		*path, *text = NULL;
+	struct stat	 sb;
+	ssize_t		 n;
+	size_t		 len = 0;
+	int		 fd;
+
+	path = paths_join(ws, name);
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	free(path);
+	if (fd == -1)
+		return NULL;
+	if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	text = xmalloc(INSTRUCTIONS_MAX + 1);
+	while (len < INSTRUCTIONS_MAX && (n = read(fd, text + len,
+	    INSTRUCTIONS_MAX - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	text[len] = '\0';
+	return text;
+}
+
+/*
+ * The project instructions (DESIGN 14): the user's config/AGENTS.md, then
+ * the workspace's AGENTS.md, else its CLAUDE.md. Read before every request
+ * (two small reads), so that an edit is seen at the next step; a change
+ * is told once as instructions.loaded. They are only text for the model:
+ * the policy is never read from them.
+ */
+static void
+agent_instructions(struct agent *a)
+{
+	struct buf	 b = BUF_INIT;
+	cJSON		*ev, *files;
+	char		*path, *user, *proj, *ws;
+	const char	*pname = "AGENTS.md";
+
+	path = paths_join(paths_config_dir(), "AGENTS.md");
+	user = file_read(path, NULL, INSTRUCTIONS_MAX);
+	free(path);
+	ws = sandbox_workspace(a->sbx);
+	if ((proj = agent_workspace_text(ws, pname)) == NULL) {
+		pname = "CLAUDE.md";
+		proj = agent_workspace_text(ws, pname);
+	}
+	free(ws);
+	files = cJSON_CreateArray();
+	if (user != NULL && *user != '\0') {
+		buf_addf(&b, "## The user's instructions (config/AGENTS.md)\n\n"
+		    "%s\n", user);
+		cJSON_AddItemToArray(files, cJSON_CreateString(
+		    "config/AGENTS.md"));
+	}
+	if (proj != NULL && *proj != '\0') {
+		buf_addf(&b, "%s## The project's instructions (%s)\n\n%s\n",
+		    b.len > 0 ? "\n" : "", pname, proj);
+		cJSON_AddItemToArray(files, cJSON_CreateString(pname));
+	}
+	free(user);
+	free(proj);
+	if (strcmp(buf_str(&b), a->instructions != NULL ? a->instructions :
+	    "") == 0) {
+		cJSON_Delete(files);
+		buf_release(&b);
+		return;
+	}
+	free(a->instructions);
+	a->instructions = xstrdup(buf_str(&b));
+	context_set_instructions(a->cx, a->instructions);
+	ev = evlog_new("instructions.loaded");
+	cJSON_AddItemToObject(ev, "files", files);
+	cJSON_AddStringToObject(ev, "text", a->instructions);
+	agent_emit(a, ev, 0);
+	buf_release(&b);
 }
 
 /* Rebuild what was in flight from the log (agent_open). */
@@ -1170,15 +1213,48 @@ agent_unique_ids(struct agent *a, cJSON *calls)
 	}
 }
 
+/* model.usage for one reply, counted for the run and the session. */
+static void
+agent_usage(struct agent *a, struct model_reply *r, const char *purpose)
+{
+	cJSON	*ev;
+	double	 cost;
+
+	cost = model_price(model_spec(a->model), r->input_tokens,
+	    r->cached_input_tokens, r->output_tokens);
+	a->in_tok += r->input_tokens;
+	a->out_tok += r->output_tokens;
+	a->cached_tok += r->cached_input_tokens;
+	a->cost += cost;
+	a->run_in += r->input_tokens;
+	a->run_out += r->output_tokens;
+	a->run_cached += r->cached_input_tokens;
+	a->run_cost += cost;
+	ev = evlog_new("model.usage");
+	cJSON_AddNumberToObject(ev, "input_tokens", (double)r->input_tokens);
+	cJSON_AddNumberToObject(ev, "output_tokens", (double)r->output_tokens);
+	cJSON_AddNumberToObject(ev, "cached_input_tokens",
+	    (double)r->cached_input_tokens);
+	cJSON_AddNumberToObject(ev, "cost_usd", cost);
+	if (purpose != NULL)
+		cJSON_AddStringToObject(ev, "purpose", purpose);
+	agent_emit(a, ev, 0);
+}
+
 static void
 agent_model_done(void *arg, struct model_reply *r)
 {
 	struct agent	*a = arg;
-	cJSON		*ev, *calls;
-	double		 cost;
+	cJSON		*ev, *calls, *tools;
 
 	a->req = NULL;
 	buf_reset(&a->delta);
+	a->context_retried = 0;
+	tools = tools_schema();
+	context_calibrate(a->cx, a->sent, tools, r->input_tokens);
+	cJSON_Delete(tools);
+	cJSON_Delete(a->sent);
+	a->sent = NULL;
 	ev = evlog_new("assistant.message");
 	cJSON_AddStringToObject(ev, "text", r->text != NULL ? r->text : "");
 	calls = cJSON_Duplicate(r->tool_calls, 1);
@@ -1186,17 +1262,7 @@ agent_model_done(void *arg, struct model_reply *r)
 	cJSON_AddItemToObject(ev, "tool_calls", calls);
 	agent_set_calls(a, calls);
 	agent_emit(a, ev, 1);
-
-	cost = model_price(model_spec(a->model), r->input_tokens,
-	    r->output_tokens);
-	a->in_tok += r->input_tokens;
-	a->out_tok += r->output_tokens;
-	a->cost += cost;
-	ev = evlog_new("model.usage");
-	cJSON_AddNumberToObject(ev, "input_tokens", (double)r->input_tokens);
-	cJSON_AddNumberToObject(ev, "output_tokens", (double)r->output_tokens);
-	cJSON_AddNumberToObject(ev, "cost_usd", cost);
-	agent_emit(a, ev, 0);
+	agent_usage(a, r, NULL);
 
 	if (a->ncalls == 0) {
 		agent_finish_run(a, a->last_denied ? "denied" : "done", NULL);
@@ -1210,6 +1276,8 @@ agent_model_done(void *arg, struct model_reply *r)
 	agent_kick(a);
 }
 
+static void	agent_compact(struct agent *, const char *, const char *, int);
+
 static void
 agent_model_error(void *arg, enum model_error err, const char *message)
 {
@@ -1217,8 +1285,18 @@ agent_model_error(void *arg, enum model_error err, const char *message)
 
 	a->req = NULL;
 	buf_reset(&a->delta);
+	cJSON_Delete(a->sent);
+	a->sent = NULL;
 	if (err == MODEL_ERR_CANCELLED)
 		return;
+	/* Too long after all (the estimate was off): compact, retry once. */
+	if (err == MODEL_ERR_CONTEXT && !a->context_retried) {
+		a->context_retried = 1;
+		a->steps--;
+		context_distrust(a->cx);
+		agent_compact(a, "auto", NULL, 1);
+		return;
+	}
 	agent_error_event(a, message);
 	agent_finish_run(a, "error", "model");
 }
@@ -1246,13 +1324,201 @@ agent_last_step_denied(struct agent *a)
 	}
 }
 
+/* The session's model, made at its first use. */
+static int
+agent_model(struct agent *a)
+{
+	const char	*spec, *base_url;
+	char		*cause = NULL, *msg;
+
+	if (a->model_next != NULL && a->req == NULL) {
+		model_free(a->model);
+		a->model = a->model_next;
+		a->model_next = NULL;
+	}
+	if (a->model != NULL)
+		return 0;
+	spec = agent_model_spec(a);
+	base_url = json_str(a->meta, "base_url");
+	a->model = model_new(spec, base_url != NULL && *base_url != '\0' ?
+	    base_url : NULL, &cause);
+	if (a->model == NULL) {
+		msg = xprintf("model: %s", cause);
+		agent_error_event(a, msg);
+		free(msg);
+		free(cause);
+		return -1;
+	}
+	return 0;
+}
+
+/* Compaction (DESIGN 14). */
+
+/* After a compaction: on with the run, or back to idle. */
+static void
+agent_compact_next(struct agent *a)
+{
+	a->compacting = 0;
+	if (a->run_active) {
+		a->compacted = 1;
+		agent_request(a);
+		return;
+	}
+	agent_set_state(a, a->compact_state);
+}
+
+/*
+ * Log context.compacted: one line, fsync'd, so a crash leaves it whole or
+ * not there; until it is there the conversation is what it was.
+ */
+static void
+agent_compact_log(struct agent *a, const char *summary, const char *fallback)
+{
+	cJSON		*ev, *msgs, *tools;
+	char		*sys;
+	long long	 after;
+	uint64_t	 last = eventlog_last_seq(a->log);
+
+	ev = evlog_new("context.compacted");
+	if (summary != NULL)
+		cJSON_AddStringToObject(ev, "summary", summary);
+	else if (context_summary(a->cx) != NULL)
+		cJSON_AddStringToObject(ev, "summary", context_summary(a->cx));
+	else
+		cJSON_AddNullToObject(ev, "summary");
+	cJSON_AddNumberToObject(ev, "through_seq", (double)(summary != NULL ?
+	    a->plan.through : context_through(a->cx)));
+	cJSON_AddNumberToObject(ev, "trimmed_through",
+	    (double)a->plan.trim_through);
+	context_apply(a->cx, ev);
+
+	/* Still too long (a huge last turn): cut every tool result. */
+	sys = agent_system(a);
+	tools = tools_schema();
+	msgs = context_messages(a->cx, a->history, sys, 0, 0);
+	after = context_tokens(a->cx, msgs, tools);
+	cJSON_Delete(msgs);
+	if (after > context_window(a->cx) * context_compact_at(a->cx) / 100 &&
+	    a->plan.trim_through < last) {
+		cJSON_ReplaceItemInObjectCaseSensitive(ev, "trimmed_through",
+		    cJSON_CreateNumber((double)last));
+		context_apply(a->cx, ev);
+		msgs = context_messages(a->cx, a->history, sys, 0, 0);
+		after = context_tokens(a->cx, msgs, tools);
+		cJSON_Delete(msgs);
+	}
+	free(sys);
+	cJSON_Delete(tools);
+	a->cx_tokens = after;
+	cJSON_AddNumberToObject(ev, "tokens_before", (double)a->plan.tokens);
+	cJSON_AddNumberToObject(ev, "tokens_after", (double)after);
+	cJSON_AddStringToObject(ev, "by", a->compact_by);
+	if (a->compact_focus != NULL)
+		cJSON_AddStringToObject(ev, "focus", a->compact_focus);
+	if (fallback != NULL)
+		cJSON_AddStringToObject(ev, "fallback", fallback);
+	agent_emit(a, ev, 1);
+	free(a->compact_focus);
+	a->compact_focus = NULL;
+}
+
+static void
+agent_compact_fallback(struct agent *a, const char *why)
+{
+	char	*summary;
+
+	summary = context_fallback(a->cx, a->history, a->plan.through, why);
+	agent_compact_log(a, summary, why);
+	free(summary);
+}
+
+static void
+agent_compact_done(void *arg, struct model_reply *r)
+{
+	struct agent	*a = arg;
+
+	a->req = NULL;
+	agent_usage(a, r, "compaction");
+	if (r->text == NULL || *r->text == '\0')
+		agent_compact_fallback(a, "the model's summary was empty");
+	else
+		agent_compact_log(a, r->text, NULL);
+	agent_compact_next(a);
+}
+
+/* The summary request failed: never a dead end, drop instead. */
+static void
+agent_compact_error(void *arg, enum model_error err, const char *message)
+{
+	struct agent	*a = arg;
+	char		*why;
+
+	a->req = NULL;
+	if (err == MODEL_ERR_CANCELLED)
+		return;
+	why = xprintf("the summary request failed: %s", message);
+	log_warnx("session '%s': %s", a->name, why);
+	agent_compact_fallback(a, why);
+	free(why);
+	agent_compact_next(a);
+}
+
+static const struct model_cb agent_compact_cb = {
+	NULL, agent_model_retry, agent_compact_done, agent_compact_error
+};
+
+/*
+ * Make room: cut old tool results, and if that is not enough ask the
+ * model for a summary of all but the recent tail. by is "auto" or "user";
+ * force compacts even below compact_at.
+ */
+static void
+agent_compact(struct agent *a, const char *by, const char *focus, int force)
+{
+	cJSON	*tools, *msgs, *m;
+	char	*sys;
+	int	 need;
+
+	a->compact_by = by;
+	if (focus != NULL && a->compact_focus == NULL)
+		a->compact_focus = xstrdup(focus);
+	sys = agent_system(a);
+	tools = tools_schema();
+	need = context_plan(a->cx, a->history, sys, tools, force, &a->plan);
+	if (!need) {
+		free(sys);
+		cJSON_Delete(tools);
+		agent_compact_next(a);
+		return;
+	}
+	if (a->plan.through == 0) {
+		agent_compact_log(a, NULL, NULL);	/* trimming was enough */
+		free(sys);
+		cJSON_Delete(tools);
+		agent_compact_next(a);
+		return;
+	}
+	m = evlog_new("context.compacting");
+	cJSON_AddStringToObject(m, "by", by);
+	agent_emit_live(a, m);
+	msgs = context_summary_request(a->cx, a->history, sys, &a->plan,
+	    a->compact_focus);
+	free(sys);
+	a->compacting = 1;
+	agent_set_state(a, AGENT_WORKING);
+	a->req = model_request(a->model, a->base, msgs, tools,
+	    &agent_compact_cb, a);
+	cJSON_Delete(msgs);
+	cJSON_Delete(tools);
+}
+
 static void
 agent_request(struct agent *a)
 {
-	cJSON		*msgs, *tools;
-	char		*cause = NULL, *msg;
-	const char	*spec, *base_url;
+	cJSON		*tools;
+	int		 compacted = a->compacted;
 
+	a->compacted = 0;
 	if (a->steps >= a->steps_cap) {
 		agent_finish_run(a, "step_limit", NULL);
 		return;
@@ -1261,32 +1527,67 @@ agent_request(struct agent *a)
 		agent_finish_run(a, "budget", NULL);
 		return;
 	}
-	if (a->model == NULL) {
-		spec = json_str(a->meta, "model");
-		base_url = json_str(a->meta, "base_url");
-		if (spec == NULL || *spec == '\0')
-			spec = config_get("model");
-		a->model = model_new(spec, base_url != NULL && *base_url != '\0' ?
-		    base_url : NULL, &cause);
-		if (a->model == NULL) {
-			msg = xprintf("model: %s", cause);
-			agent_error_event(a, msg);
-			free(msg);
-			free(cause);
-			agent_finish_run(a, "error", "model");
-			return;
-		}
+	if (agent_model(a) != 0) {
+		agent_finish_run(a, "error", "model");
+		return;
+	}
+	agent_instructions(a);
+	if (!compacted) {
+		/* By hand (asked for mid-step), or over compact_at. */
+		agent_compact(a, a->compact_pending ? "user" : "auto", NULL,
+		    a->compact_pending);
+		a->compact_pending = 0;
+		return;
 	}
 	agent_last_step_denied(a);
 	agent_clear_calls(a);
 	a->steps++;
 	a->pending_user = 0;
 	agent_set_state(a, AGENT_WORKING);
-	msgs = agent_messages(a);
+	cJSON_Delete(a->sent);
+	a->sent = agent_messages(a);
 	tools = tools_schema();
-	a->req = model_request(a->model, a->base, msgs, tools, &agent_model_cb, a);
-	cJSON_Delete(msgs);
+	a->cx_tokens = context_tokens(a->cx, a->sent, tools);
+	a->req = model_request(a->model, a->base, a->sent, tools,
+	    &agent_model_cb, a);
 	cJSON_Delete(tools);
+}
+
+int
+agent_compact_now(struct agent *a, const char *focus, char **cause)
+{
+	if (a->compacting) {
+		*cause = xprintf("session '%s': a compaction is already running",
+		    a->name);
+		return -1;
+	}
+	if (a->run_active) {
+		/* Between two steps: done before the next request. */
+		a->compact_pending = 1;
+		free(a->compact_focus);
+		a->compact_focus = focus != NULL && *focus != '\0' ?
+		    xstrdup(focus) : NULL;
+		return 0;
+	}
+	if (agent_model(a) != 0) {
+		*cause = xprintf("session '%s': no model to summarize with",
+		    a->name);
+		return -1;
+	}
+	agent_instructions(a);
+	a->compact_state = a->state;
+	agent_compact(a, "user", focus != NULL && *focus != '\0' ? focus :
+	    NULL, 1);
+	return 0;
+}
+
+static void
+agent_run_begin(struct agent *a)
+{
+	a->run_active = 1;
+	a->steps = 0;
+	a->run_in = a->run_out = a->run_cached = 0;
+	a->run_cost = 0;
 }
 
 static void
@@ -1325,8 +1626,7 @@ agent_finish_run(struct agent *a, const char *reason, const char *source)
 	/* A message that came in while the run ended starts the next one. */
 	if (a->pending_user > 0 && strcmp(reason, "interrupted") != 0) {
 		a->pending_user = 0;
-		a->run_active = 1;
-		a->steps = 0;
+		agent_run_begin(a);
 		agent_kick(a);
 	}
 }
@@ -1374,6 +1674,15 @@ agent_envd(struct agent *a, char **cause)
 }
 
 /* Public. */
+
+/* The model of the session: session.json, else holt.conf. */
+static const char *
+agent_model_spec(struct agent *a)
+{
+	const char	*spec = json_str(a->meta, "model");
+
+	return spec != NULL && *spec != '\0' ? spec : config_get("model");
+}
 
 /*
  * The repository's own .holt/policy, which may only tighten. The workspace
@@ -1499,12 +1808,22 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 		log_warnx("%s", warning);
 		free(warning);
 	}
+	a->cx = context_new(agent_model_spec(a));
 	cJSON_ArrayForEach(ev, events) {
 		type = json_str(ev, "type");
 		if (strcmp(type, "model.usage") == 0) {
 			a->in_tok += (long long)json_num(ev, "input_tokens", 0);
 			a->out_tok += (long long)json_num(ev, "output_tokens", 0);
+			a->cached_tok += (long long)json_num(ev,
+			    "cached_input_tokens", 0);
 			a->cost += json_num(ev, "cost_usd", 0);
+		} else if (strcmp(type, "context.compacted") == 0)
+			context_apply(a->cx, ev);
+		else if (strcmp(type, "instructions.loaded") == 0 &&
+		    json_str(ev, "text") != NULL) {
+			free(a->instructions);
+			a->instructions = xstrdup(json_str(ev, "text"));
+			context_set_instructions(a->cx, a->instructions);
 		}
 	}
 	while ((ev = cJSON_DetachItemFromArray(events, 0)) != NULL) {
@@ -1515,6 +1834,12 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	}
 	cJSON_Delete(events);
 	agent_rebuild(a);
+	{
+		cJSON *msgs = agent_messages(a), *tools = tools_schema();
+		a->cx_tokens = context_tokens(a->cx, msgs, tools);
+		cJSON_Delete(msgs);
+		cJSON_Delete(tools);
+	}
 	config_select_repo(NULL);	/* the server holds many sessions */
 	a->state = a->run_active ? AGENT_WORKING : AGENT_IDLE;
 	if (!a->run_active) {
@@ -1547,6 +1872,11 @@ agent_free(struct agent *a)
 		tool_exec_free(a->tool);
 	envd_conn_free(a->envd);
 	model_free(a->model);
+	model_free(a->model_next);
+	cJSON_Delete(a->sent);
+	context_free(a->cx);
+	free(a->instructions);
+	free(a->compact_focus);
 	if (a->kick != NULL)
 		event_free(a->kick);
 	if (a->log_retry != NULL)
@@ -1643,8 +1973,7 @@ agent_message(struct agent *a, const char *text, const char *by, char **cause)
 		a->pending_user++;	/* given to the model at the next step */
 		return 0;
 	}
-	a->run_active = 1;
-	a->steps = 0;
+	agent_run_begin(a);
 	a->last_denied = 0;
 	agent_set_state(a, AGENT_WORKING);
 	agent_kick(a);
@@ -1860,6 +2189,9 @@ agent_interrupt(struct agent *a, const char *by)
 	if (a->req != NULL) {
 		model_request_cancel(a->req);
 		a->req = NULL;
+		a->compacting = 0;
+		cJSON_Delete(a->sent);
+		a->sent = NULL;
 		buf_reset(&a->delta);
 		agent_finish_run(a, "interrupted", "user");
 		return;
@@ -1899,6 +2231,66 @@ agent_set_mode(struct agent *a, const char *mode, char **cause)
 	return 0;
 }
 
+/*
+ * /model: the next request goes to spec (one in flight ends on the old
+ * model). The new window applies at once: when idle and over it, the
+ * conversation is compacted now.
+ */
+int
+agent_set_model(struct agent *a, const char *spec, const char *by,
+    char **cause)
+{
+	struct model	*m;
+	const char	*base_url = json_str(a->meta, "base_url");
+	char		*prev;
+	cJSON		*ev;
+
+	if (spec == NULL || *spec == '\0') {
+		*cause = xstrdup("a model is needed, PROVIDER:NAME");
+		return -1;
+	}
+	if (a->compacting) {
+		*cause = xprintf("session '%s': a compaction is running; switch "
+		    "the model when it is done", a->name);
+		return -1;
+	}
+	if ((m = model_new(spec, base_url != NULL && *base_url != '\0' ?
+	    base_url : NULL, cause)) == NULL)
+		return -1;
+	prev = xstrdup(agent_model_spec(a));
+	cJSON_DeleteItemFromObjectCaseSensitive(a->meta, "model");
+	cJSON_AddStringToObject(a->meta, "model", spec);
+	if (session_save(a->name, a->meta, cause) != 0) {
+		cJSON_DeleteItemFromObjectCaseSensitive(a->meta, "model");
+		cJSON_AddStringToObject(a->meta, "model", prev);
+		free(prev);
+		model_free(m);
+		return -1;
+	}
+	model_free(a->model_next);
+	a->model_next = m;
+	if (a->req == NULL) {
+		model_free(a->model);
+		a->model = a->model_next;
+		a->model_next = NULL;
+	}
+	context_set_model(a->cx, spec);
+	ev = evlog_new("model.changed");
+	cJSON_AddStringToObject(ev, "model", spec);
+	cJSON_AddStringToObject(ev, "previous", prev);
+	cJSON_AddNumberToObject(ev, "context_window",
+	    (double)context_window(a->cx));
+	cJSON_AddStringToObject(ev, "by", by != NULL ? by : "user");
+	agent_emit(a, ev, 1);
+	free(prev);
+	if (!a->run_active && a->model != NULL) {
+		a->compact_state = a->state;
+		agent_compact(a, "auto", NULL, 0);
+	} else if (a->cb.state != NULL)
+		a->cb.state(a->arg);
+	return 0;
+}
+
 int
 agent_wake(struct agent *a, char **cause)
 {
@@ -1931,7 +2323,7 @@ agent_run_active(struct agent *a)
 cJSON *
 agent_state_json(struct agent *a)
 {
-	cJSON		*st, *pending, *ev;
+	cJSON		*st, *pending, *ev, *o;
 	const char	*rid;
 	size_t		 i;
 	char		*ws;
@@ -1944,14 +2336,26 @@ agent_state_json(struct agent *a)
 	cJSON_AddStringToObject(st, "sandbox", sandbox_id(a->sbx));
 	cJSON_AddStringToObject(st, "sandbox_state",
 	    sandbox_state_name(sandbox_state(a->sbx)));
-	cJSON_AddStringToObject(st, "model", json_str(a->meta, "model") != NULL ?
-	    json_str(a->meta, "model") : config_get("model"));
+	cJSON_AddStringToObject(st, "model", agent_model_spec(a));
 	cJSON_AddStringToObject(st, "mode", policy_mode_name(a->mode));
 	cJSON_AddNumberToObject(st, "step", a->steps);
 	cJSON_AddNumberToObject(st, "steps_cap", a->steps_cap);
 	cJSON_AddNumberToObject(st, "input_tokens", (double)a->in_tok);
 	cJSON_AddNumberToObject(st, "output_tokens", (double)a->out_tok);
+	cJSON_AddNumberToObject(st, "cached_input_tokens", (double)a->cached_tok);
 	cJSON_AddNumberToObject(st, "cost_usd", a->cost);
+	o = cJSON_AddObjectToObject(st, "run");
+	cJSON_AddNumberToObject(o, "input_tokens", (double)a->run_in);
+	cJSON_AddNumberToObject(o, "output_tokens", (double)a->run_out);
+	cJSON_AddNumberToObject(o, "cached_input_tokens", (double)a->run_cached);
+	cJSON_AddNumberToObject(o, "cost_usd", a->run_cost);
+	o = cJSON_AddObjectToObject(st, "context");
+	cJSON_AddNumberToObject(o, "tokens", (double)a->cx_tokens);
+	cJSON_AddNumberToObject(o, "window", (double)context_window(a->cx));
+	cJSON_AddNumberToObject(o, "percent", context_window(a->cx) > 0 ?
+	    (double)(a->cx_tokens * 100 / context_window(a->cx)) : 0);
+	cJSON_AddNumberToObject(o, "compact_at", context_compact_at(a->cx));
+	cJSON_AddBoolToObject(o, "compacting", a->compacting);
 	pending = cJSON_AddArrayToObject(st, "pending");
 	for (i = 0; i < a->ncalls; i++) {
 		if (!a->calls[i].asked || a->calls[i].decided)

@@ -90,6 +90,14 @@ int	 agent_approve(struct agent *, const char *request_id,
 cJSON	*agent_answered(struct agent *);
 void	 agent_interrupt(struct agent *, const char *by);
 int	 agent_set_mode(struct agent *, const char *mode, char **cause);
+/* /model: switch the model from the next request (model.changed). */
+int	 agent_set_model(struct agent *, const char *spec, const char *by,
+	     char **cause);
+/*
+ * /compact, holt compact: summarize the conversation now (idle) or before
+ * the next request (mid-run); focus (may be NULL) steers the summary.
+ */
+int	 agent_compact_now(struct agent *, const char *focus, char **cause);
 /* Start or resume the sandbox (after a reboot it is stopped) and connect. */
 int	 agent_wake(struct agent *, char **cause);
 const char *agent_name(struct agent *);

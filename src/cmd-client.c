@@ -137,9 +137,31 @@ cmd_format_event(const cJSON *ev, struct buf *b)
 	else if (strcmp(type, "error") == 0)
 		buf_addf(b, "error: %s\n", json_str(ev, "message"));
 	else if (strcmp(type, "model.usage") == 0)
-		buf_addf(b, "  tokens %.0f in, %.0f out, $%.4f\n",
+		buf_addf(b, "  tokens %.0f in (%.0f cached), %.0f out, $%.4f%s%s\n",
 		    json_num(ev, "input_tokens", 0),
-		    json_num(ev, "output_tokens", 0), json_num(ev, "cost_usd", 0));
+		    json_num(ev, "cached_input_tokens", 0),
+		    json_num(ev, "output_tokens", 0), json_num(ev, "cost_usd", 0),
+		    json_str(ev, "purpose") != NULL ? ", " : "",
+		    json_str(ev, "purpose") != NULL ? json_str(ev, "purpose") : "");
+	else if (strcmp(type, "context.compacted") == 0)
+		buf_addf(b, "context compacted by %s: %.0f -> %.0f tokens, "
+		    "through event %.0f%s\n", json_str(ev, "by"),
+		    json_num(ev, "tokens_before", 0),
+		    json_num(ev, "tokens_after", 0),
+		    json_num(ev, "through_seq", 0),
+		    json_str(ev, "fallback") != NULL ? " (no summary)" : "");
+	else if (strcmp(type, "model.changed") == 0)
+		buf_addf(b, "model %s (was %s), window %.0f tokens\n",
+		    json_str(ev, "model"), json_str(ev, "previous"),
+		    json_num(ev, "context_window", 0));
+	else if (strcmp(type, "instructions.loaded") == 0) {
+		buf_adds(b, "instructions:");
+		cJSON_ArrayForEach(tc, cJSON_GetObjectItem(ev, "files"))
+			buf_addf(b, " %s", cJSON_IsString(tc) ? tc->valuestring :
+			    "?");
+		buf_adds(b, cJSON_GetArraySize(cJSON_GetObjectItem(ev, "files"))
+		    > 0 ? "\n" : " none\n");
+	}
 	else if (strcmp(type, "session.created") == 0)
 		buf_addf(b, "session %s created (sandbox %s, model %s)\n",
 		    json_str(ev, "name"), json_str(ev, "sandbox"),
@@ -266,6 +288,19 @@ cmd_target(int argc, char **argv, const char *usage, const struct option *lo,
 	return 0;
 }
 
+/* The words from optind on, with a space between each two. */
+static void
+cmd_join(struct buf *b, int argc, char **argv)
+{
+	int	 i;
+
+	for (i = optind; i < argc; i++) {
+		if (b->len > 0)
+			buf_addc(b, ' ');
+		buf_adds(b, argv[i]);
+	}
+}
+
 static const struct option help_only[] = {
 	{ "help", no_argument, NULL, 'h' },
 	{ NULL, 0, NULL, 0 }
@@ -277,16 +312,12 @@ cmd_send_exec(int argc, char **argv)
 	const char	*name;
 	struct buf	 text = BUF_INIT;
 	cJSON		*req, *rep;
-	int		 r, i, rc;
+	int		 r, rc;
 
 	if ((r = cmd_target(argc, argv, "-t NAME MESSAGE...", help_only, "t:h",
 	    NULL, NULL, &name)) != 0)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
-	for (i = optind; i < argc; i++) {
-		if (text.len > 0)
-			buf_addc(&text, ' ');
-		buf_adds(&text, argv[i]);
-	}
+	cmd_join(&text, argc, argv);
 	if (text.len == 0) {
 		fprintf(stderr, "holt send: a MESSAGE is needed\n");
 		return EXIT_USAGE;
@@ -420,6 +451,33 @@ cmd_interrupt_exec(int argc, char **argv)
 	cJSON_Delete(rep);
 	return EXIT_OK;
 }
+
+static int
+cmd_compact_exec(int argc, char **argv)
+{
+	const char	*name;
+	struct buf	 focus = BUF_INIT;
+	cJSON		*req, *rep;
+	int		 r, rc;
+
+	if ((r = cmd_target(argc, argv, "-t NAME [FOCUS...]", help_only, "t:h",
+	    NULL, NULL, &name)) != 0)
+		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	cmd_join(&focus, argc, argv);
+	req = cJSON_CreateObject();
+	if (focus.len > 0)
+		cJSON_AddStringToObject(req, "focus", focus.data);
+	buf_release(&focus);
+	if ((rep = cmd_session_request("compact", name, req, &rc)) == NULL)
+		return rc;
+	cJSON_Delete(rep);
+	return EXIT_OK;
+}
+
+const struct cmd_entry cmd_compact_entry = {
+	"compact", "-t NAME [FOCUS...]", "compact the conversation now",
+	cmd_compact_exec
+};
 
 const struct cmd_entry cmd_interrupt_entry = {
 	"interrupt", "-t NAME", "interrupt the agent", cmd_interrupt_exec

@@ -45,6 +45,8 @@ static const struct config_opt config_opts[] = {
 	{ "pids", CT_NUM, "512", NULL, "sandbox process limit" },
 	{ "command_timeout", CT_NUM, "600", NULL, "seconds a command may run" },
 	{ "output_cap", CT_SIZE, "32K", NULL, "tool output given to the model" },
+	{ "context_window", CT_NUM, "0", NULL, "the model's window in tokens (0: from the built-in table)" },
+	{ "compact_at", CT_NUM, "80", NULL, "percent of the window at which the conversation is compacted" },
 	{ "max_tokens", CT_NUM, "8192", NULL, "most tokens of one reply (anthropic:)" },
 	{ "request_timeout", CT_NUM, "300", NULL, "seconds for one model request" },
 	{ "idle_timeout", CT_NUM, "90", NULL, "seconds without stream data" },
@@ -252,13 +254,17 @@ config_load(const char *path, char **cause)
 		val = trim(eq + 1);
 		if (strncmp(key, "price.", 6) == 0 || strncmp(key, "bind.", 5) == 0) {
 			if (strncmp(key, "price.", 6) == 0) {
-				double in, out;
+				double in, out, cached = 0;
 				char extra;
-				if (sscanf(val, "%lf %lf %c", &in, &out, &extra) != 2 ||
-				    in < 0 || out < 0) {
+				int n = sscanf(val, "%lf %lf %lf %c", &in, &out,
+				    &cached, &extra);
+				if ((n != 2 && n != 3) || in < 0 || out < 0 ||
+				    cached < 0) {
 					*cause = xprintf("%s:%u: %s: expected two "
 					    "prices, input and output USD per "
-					    "million tokens", path, lineno, key);
+					    "million tokens, and optionally a "
+					    "third, cached input", path, lineno,
+					    key);
 					goto fail;
 				}
 			}

@@ -18,7 +18,8 @@
 #include "holt.h"
 
 extern const struct cmd_entry cmd_ls_entry, cmd_send_entry, cmd_approve_entry,
-    cmd_interrupt_entry, cmd_log_entry, cmd_kill_session_entry,
+    cmd_interrupt_entry, cmd_compact_entry, cmd_log_entry,
+    cmd_kill_session_entry,
     cmd_kill_server_entry, cmd_sandbox_light_entry;
 
 static const struct cmd_entry *light_table[] = {
@@ -26,6 +27,7 @@ static const struct cmd_entry *light_table[] = {
 	&cmd_send_entry,
 	&cmd_approve_entry,
 	&cmd_interrupt_entry,
+	&cmd_compact_entry,
 	&cmd_log_entry,
 	&cmd_kill_session_entry,
 	&cmd_kill_server_entry,

@@ -171,6 +171,9 @@ model_anthropic_body(const char *model, const cJSON *messages,
 			}
 			cJSON_AddItemToArray(arr, t);
 		}
+		/* Tools come first in the cached prefix: their own mark. */
+		model_anthropic_cache(cJSON_GetArrayItem(arr,
+		    cJSON_GetArraySize(arr) - 1));
 	}
 	cJSON_AddBoolToObject(body, "stream", 1);
 	return body;
@@ -188,6 +191,10 @@ model_anthropic_usage(struct model_stream *ms, const cJSON *usage)
 		ms->in = (long long)v->valuedouble +
 		    (long long)json_num(usage, "cache_creation_input_tokens", 0) +
 		    (long long)json_num(usage, "cache_read_input_tokens", 0);
+	if (cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(usage,
+	    "cache_read_input_tokens")))
+		ms->cached = (long long)json_num(usage,
+		    "cache_read_input_tokens", 0);
 	if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(usage,
 	    "output_tokens")))
 		ms->out = (long long)v->valuedouble;

@@ -41,6 +41,7 @@ struct model_stream {
 	struct model_slot *slots;
 	size_t		 nslots;
 	long long	 in, out;
+	long long	 cached;	/* input tokens read from the cache */
 	char		*stop_reason;
 	int		 complete;	/* [DONE] / message_stop seen */
 	int		 finished;	/* finish_reason / message_delta seen */

@@ -173,6 +173,18 @@ model_openai_error(struct model_stream *ms, const cJSON *e)
 	    "error in the stream: %s", msg != NULL ? msg : "(no message)");
 }
 
+/* prompt_tokens counts cached ones too; details say how many were. */
+static void
+model_openai_usage(struct model_stream *ms, const cJSON *usage)
+{
+	const cJSON	*d;
+
+	ms->in = (long long)json_num(usage, "prompt_tokens", 0);
+	ms->out = (long long)json_num(usage, "completion_tokens", 0);
+	d = cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens_details");
+	ms->cached = (long long)json_num(d, "cached_tokens", 0);
+}
+
 int
 model_openai_event(struct model_stream *ms, const struct sse_event *ev)
 {
@@ -201,8 +213,7 @@ model_openai_event(struct model_stream *ms, const struct sse_event *ev)
 	}
 	usage = cJSON_GetObjectItemCaseSensitive(obj, "usage");
 	if (cJSON_IsObject(usage)) {
-		ms->in = (long long)json_num(usage, "prompt_tokens", 0);
-		ms->out = (long long)json_num(usage, "completion_tokens", 0);
+		model_openai_usage(ms, usage);
 	}
 	choices = cJSON_GetObjectItemCaseSensitive(obj, "choices");
 	if (choices != NULL && !cJSON_IsArray(choices)) {
@@ -287,7 +298,6 @@ model_openai_whole(struct model_stream *ms, const cJSON *obj)
 	if ((str = json_str(choice, "finish_reason")) != NULL)
 		ms->stop_reason = xstrdup(str);
 	usage = cJSON_GetObjectItemCaseSensitive(obj, "usage");
-	ms->in = (long long)json_num(usage, "prompt_tokens", 0);
-	ms->out = (long long)json_num(usage, "completion_tokens", 0);
+	model_openai_usage(ms, usage);
 	return 1;
 }

@@ -16,6 +16,10 @@
  * chunk_bytes and chunk_delay_ms (per turn or for the whole script) stream
  * the text in pieces of that many bytes, that many ms apart.
  *
+ * A summary request of a compaction (DESIGN 14: its last message is the
+ * fixed summary prompt) takes no turn: it is answered by the script's
+ * top-level "summary" turn, else by a short fixed summary.
+ *
  * Turn selection survives a restart of the process: the first request of
  * a script model starts after the k-th answering turn, k being the number
  * of assistant messages already in its history; later requests take the
@@ -24,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "context.h"
 #include "model-int.h"
 
 struct model_script {
@@ -33,6 +38,7 @@ struct model_script {
 	int		 nturns;
 	int		 cursor;
 	int		 started;
+	cJSON		*summary;	/* the default summary turn */
 };
 
 struct model_script *
@@ -81,6 +87,9 @@ model_script_load(const char *path, char **cause)
 	sc->root = root;
 	sc->turns = turns;
 	sc->nturns = cJSON_GetArraySize(turns);
+	sc->summary = cJSON_CreateObject();
+	cJSON_AddStringToObject(sc->summary, "text", "Summary: the work so far "
+	    "(from the script).");
 	return sc;
 bad:
 	cJSON_Delete(root);
@@ -93,6 +102,7 @@ model_script_free(struct model_script *sc)
 	if (sc == NULL)
 		return;
 	cJSON_Delete(sc->root);
+	cJSON_Delete(sc->summary);
 	free(sc->path);
 	free(sc);
 }
@@ -129,6 +139,14 @@ model_script_next(struct model_script *sc, const cJSON *messages,
 	const char	*role;
 	int		 k = 0, i = 0, seen = 0;
 
+	m = cJSON_GetArrayItem(messages, cJSON_GetArraySize(messages) - 1);
+	role = json_str(m, "role");
+	if (role != NULL && strcmp(role, "user") == 0 &&
+	    context_is_summary_prompt(json_str(m, "content"))) {
+		t = cJSON_GetObjectItemCaseSensitive(sc->root, "summary");
+		*turn_no = 0;
+		return cJSON_IsObject(t) ? t : sc->summary;
+	}
 	if (!sc->started) {
 		sc->started = 1;
 		cJSON_ArrayForEach(m, messages) {

@@ -235,6 +235,7 @@ model_stream_build(struct model_stream *ms)
 	ms->reply.text = xstrdup(buf_str(&ms->text));
 	ms->reply.tool_calls = calls;
 	ms->reply.input_tokens = ms->in;
+	ms->reply.cached_input_tokens = ms->cached;
 	ms->reply.output_tokens = ms->out;
 	ms->reply.stop_reason = xstrdup(ms->stop_reason != NULL ?
 	    ms->stop_reason : "");

@@ -1226,16 +1226,23 @@ model_free(struct model *m)
 }
 
 double
-model_price(const char *spec, long long in, long long out)
+model_price(const char *spec, long long in, long long cached, long long out)
 {
 	const char	*v;
 	char		*key;
-	double		 pin, pout;
+	double		 pin, pout, pcached;
+	int		 n;
 
 	key = xprintf("price.%s", spec);
 	v = config_get(key);
 	free(key);
-	if (v == NULL || sscanf(v, "%lf %lf", &pin, &pout) != 2)
+	if (v == NULL || (n = sscanf(v, "%lf %lf %lf", &pin, &pout,
+	    &pcached)) < 2)
 		return 0;
-	return ((double)in * pin + (double)out * pout) / 1e6;
+	if (n < 3)
+		pcached = pin;
+	if (cached > in)
+		cached = in;
+	return ((double)(in - cached) * pin + (double)cached * pcached +
+	    (double)out * pout) / 1e6;
 }

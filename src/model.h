@@ -51,7 +51,8 @@ struct model_request;	/* one streaming request in flight */
 struct model_reply {
 	char		*text;		/* whole assistant text ("" if none) */
 	cJSON		*tool_calls;	/* [{id, name, arguments(object)}], never NULL */
-	long long	 input_tokens;
+	long long	 input_tokens;	/* all of the prompt, cached or not */
+	long long	 cached_input_tokens;	/* of those, read from the cache */
 	long long	 output_tokens;
 	char		*stop_reason;	/* "end_turn"/"tool_use"/"stop"/... as given */
 };
@@ -94,8 +95,13 @@ struct model_request *model_request(struct model *, struct event_base *,
 	    const cJSON *messages, const cJSON *tools, const struct model_cb *,
 	    void *arg);
 void	 model_request_cancel(struct model_request *);
-/* USD, from holt.conf "price.SPEC = IN OUT" per million tokens; 0 if unknown. */
-double	 model_price(const char *spec, long long in, long long out);
+/*
+ * USD, from holt.conf "price.SPEC = IN OUT [CACHED]", per million tokens
+ * (CACHED: input read from the provider's cache, default IN); 0 if
+ * unknown. in counts all input tokens, cached ones included.
+ */
+double	 model_price(const char *spec, long long in, long long cached,
+	    long long out);
 const char *model_error_name(enum model_error);	/* "auth", "stream", ... */
 
 #endif

@@ -775,7 +775,8 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 	}
 	if (strcmp(type, "send") != 0 && strcmp(type, "approve") != 0 &&
 	    strcmp(type, "interrupt") != 0 && strcmp(type, "mode") != 0 &&
-	    strcmp(type, "state") != 0) {
+	    strcmp(type, "state") != 0 && strcmp(type, "compact") != 0 &&
+	    strcmp(type, "model") != 0) {
 		srv_client_drop(c, "an unknown request type");
 		return;
 	}
@@ -827,6 +828,14 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 	else if (strcmp(type, "mode") == 0) {
 		if (agent_set_mode(s->agent, json_str(req, "mode") != NULL ?
 		    json_str(req, "mode") : "", &cause) != 0)
+			goto fail;
+	} else if (strcmp(type, "compact") == 0) {
+		if (agent_compact_now(s->agent, json_str(req, "focus"),
+		    &cause) != 0)
+			goto fail;
+	} else if (strcmp(type, "model") == 0) {
+		if (agent_set_model(s->agent, json_str(req, "model"), by,
+		    &cause) != 0)
 			goto fail;
 	}
 	free(by);

@@ -401,8 +401,8 @@ static void
 test_price(void **state)
 {
 	config_set("price.openai:gpt-x", "2.00 8.00", NULL);
-	assert_true(model_price("openai:gpt-x", 1000000, 500000) == 6.0);
-	assert_true(model_price("openai:unknown", 1000000, 1000000) == 0);
+	assert_true(model_price("openai:gpt-x", 1000000, 0, 500000) == 6.0);
+	assert_true(model_price("openai:unknown", 1000000, 0, 1000000) == 0);
 }
 
 static void
