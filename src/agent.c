@@ -1762,10 +1762,18 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	if (json_str(a->meta, "repo") != NULL)
 		config_select_repo(json_str(a->meta, "repo"));
 	sbx = json_str(a->meta, "sandbox");
-	if (sbx == NULL || (a->sbx = sandbox_open(sbx, &msg)) == NULL) {
+	if (sbx == NULL) {
+		dir = session_dir(name);
+		*cause = xprintf("session '%s': %s/session.json names no "
+		    "sandbox (its \"sandbox\" field is missing or not a "
+		    "string)", name, dir);
+		free(dir);
+		goto fail;
+	}
+	if ((a->sbx = sandbox_open(sbx, &msg)) == NULL) {
 		*cause = xprintf("session '%s': its sandbox '%s' is gone (%s); "
-		    "the session cannot go on without it", name,
-		    sbx != NULL ? sbx : "?", msg != NULL ? msg : "no sandbox");
+		    "the session cannot go on without it", name, sbx,
+		    msg != NULL ? msg : "no sandbox");
 		free(msg);
 		goto fail;
 	}

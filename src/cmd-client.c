@@ -170,9 +170,16 @@ cmd_format_event(const cJSON *ev, struct buf *b)
 		buf_addf(b, "%s\n", type);
 }
 
+/* How long ago t was, shortly; "-" when it is not known (t is 0). */
 static void
-cmd_age(char *out, size_t len, double secs)
+cmd_age(char *out, size_t len, time_t now, time_t t)
 {
+	double	 secs = difftime(now, t);
+
+	if (t == 0) {
+		snprintf(out, len, "-");
+		return;
+	}
 	if (secs < 0)
 		secs = 0;
 	if (secs < 60)
@@ -240,10 +247,10 @@ cmd_ls_exec(int argc, char **argv)
 		printf("%-20s %-10s %-9s %-5s %-8s %-7s %s\n", "NAME", "STATE",
 		    "SANDBOX", "AGE", "ACTIVE", "STEPS", "COST");
 	cJSON_ArrayForEach(s, list) {
-		cmd_age(age, sizeof age, difftime(now,
-		    cmd_parse_time(json_str(s, "created"))));
-		cmd_age(act, sizeof act, difftime(now,
-		    (time_t)json_num(s, "last_activity", 0)));
+		cmd_age(age, sizeof age, now,
+		    cmd_parse_time(json_str(s, "created")));
+		cmd_age(act, sizeof act, now,
+		    (time_t)json_num(s, "last_activity", 0));
 		snprintf(state, sizeof state, "%s", json_str(s, "state"));
 		printf("%-20s %-10s %-9s %-5s %-8s %3.0f/%-3.0f $%.4f%s%s\n",
 		    json_str(s, "name"), state, json_str(s, "sandbox_state") ?

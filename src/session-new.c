@@ -377,6 +377,8 @@ session_remove(const char *name, char **cause)
 	const char	*id;
 	char		*dir, *c2 = NULL;
 
+	if (session_name_valid(name, cause) != 0)
+		return -1;
 	if ((meta = session_load(name, cause)) == NULL) {
 		/* A corrupt session.json must not make it unremovable. */
 		if (!session_exists(name))

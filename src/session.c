@@ -57,12 +57,17 @@ session_dir(const char *name)
 	return paths_join(paths_sessions_dir(), name);
 }
 
+/* A name that is not valid ("../x", "a/b") never names a session. */
 int
 session_exists(const char *name)
 {
-	char		*dir, *path;
+	char		*dir, *path, *cause = NULL;
 	int		 rc;
 
+	if (name == NULL || session_name_valid(name, &cause) != 0) {
+		free(cause);
+		return 0;
+	}
 	dir = session_dir(name);
 	path = paths_join(dir, "session.json");
 	rc = access(path, F_OK) == 0;
@@ -207,6 +212,8 @@ eventlog_open(const char *name, char **cause)
 	struct stat	 sb;
 	char		 c;
 
+	if (session_name_valid(name, cause) != 0)
+		return NULL;
 	dir = session_dir(name);
 	if (file_mkdir_p(dir, 0700) != 0) {
 		*cause = xprintf("%s: %s", dir, strerror(errno));

@@ -79,4 +79,32 @@ test_expect_success PYTHON 'an error reply never echoes bytes that are not UTF-8
 	test "$(server_pid)" = "$(cat pid)"
 '
 
+# A name is never a path: not on the socket, not from the command line.
+test_expect_success PYTHON 'kill-session --rm of ../../x removes nothing outside the sessions' '
+	mkdir -p "$HOLT_HOME/x" && : >"$HOLT_HOME/x/session.json" &&
+	: >"$HOLT_HOME/x/precious" &&
+	$PROTO --until error "$SOCK" send "{\"type\":\"hello\",\"version\":1}" \
+		"{\"type\":\"kill-session\",\"session\":\"../../x\",\"rm\":true}" >reply &&
+	cat reply &&
+	grep "no such session" reply &&
+	test_expect_code 2 holt kill-session -t ../../x --rm &&
+	test_expect_code 2 holt send -t ../../x hi &&
+	test -f "$HOLT_HOME/x/precious"
+'
+
+test_expect_success BWRAP 'a session.json with no sandbox is named; ls shows no age it does not know' '
+	holt new -d -s nosbx --model script:/dev/null "hi" &&
+	test_wait_for 100 "holt log -t nosbx | grep \"run finished\"" &&
+	holt kill-server &&
+	meta=$HOLT_HOME/data/sessions/nosbx/session.json &&
+	python3 -c "
+import json, sys
+m = json.load(open(sys.argv[1])); del m[\"sandbox\"]; del m[\"created\"]
+json.dump(m, open(sys.argv[1], \"w\"))" "$meta" &&
+	holt ls >ls && cat ls &&
+	grep "^nosbx  *error .*nosbx/session.json names no sandbox" ls &&
+	! grep "?" ls &&
+	grep "^nosbx  *error  *-  *- " ls
+'
+
 test_done
