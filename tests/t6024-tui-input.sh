@@ -100,7 +100,13 @@ test_expect_success TMUX 'slash commands: Tab completes, unknown ones are errors
 	tui_wait a "/nope: no such command (/help lists them)" &&
 	tui_wait a "^> /nope now\$" &&
 	tui_keys a C-u "/cost" Enter &&
-	tui_wait a "this session: 1200 tokens in, 340 out, .0.0123" &&
+	tui_wait a "session: 1200 tokens in (0 cached), 340 out, .0.0123" &&
+	tui_keys a "/model openai:gpt-4o" Enter &&
+	sent_wait type=model model=openai:gpt-4o &&
+	tui_keys a "/compact the parser errors" Enter &&
+	sent_wait type=compact "focus=the parser errors" &&
+	tui_keys a "/compact" Enter &&
+	sent_wait type=compact !focus &&
 	tui_keys a "//etc is a path" Enter &&
 	test_wait_for 30 "test \$(sends) = 3" &&
 	test "$(sent_text 3)" = "/etc is a path" &&

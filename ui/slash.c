@@ -57,9 +57,20 @@ slash_model_exec(struct tui *t, const char *args, char **cause)
 		tui_flash(t, "model: %s", cur != NULL ? cur : "?");
 		return 0;
 	}
-	*cause = xprintf("model '%s': this server cannot change a session's "
-	    "model yet (the model stays %s)", args, cur != NULL ? cur : "?");
-	return -1;
+	if (tui_session_request(t, "model", "model", args, cause) != 0)
+		return -1;
+	tui_flash(t, "model: %s from the next request", args);
+	return 0;
+}
+
+static int
+slash_compact_exec(struct tui *t, const char *args, char **cause)
+{
+	if (tui_session_request(t, "compact", "focus", *args != '\0' ? args :
+	    NULL, cause) != 0)
+		return -1;
+	tui_flash(t, "compacting the conversation");
+	return 0;
 }
 
 static int
@@ -67,10 +78,19 @@ slash_cost_exec(struct tui *t, const char *args, char **cause)
 {
 	const cJSON	*st = tui_state(t);
 
-	tui_flash(t, "this session: %.0f tokens in, %.0f out, $%.4f; step "
-	    "%.0f of %.0f", json_num(st, "input_tokens", 0),
+	const cJSON	*run = cJSON_GetObjectItem(st, "run");
+	const cJSON	*cx = cJSON_GetObjectItem(st, "context");
+
+	tui_flash(t, "session: %.0f tokens in (%.0f cached), %.0f out, $%.4f; "
+	    "run: %.0f in (%.0f cached), %.0f out, $%.4f; context %.0f of %.0f "
+	    "tokens (%.0f%%)", json_num(st, "input_tokens", 0),
+	    json_num(st, "cached_input_tokens", 0),
 	    json_num(st, "output_tokens", 0), json_num(st, "cost_usd", 0),
-	    json_num(st, "step", 0), json_num(st, "steps_cap", 0));
+	    json_num(run, "input_tokens", 0),
+	    json_num(run, "cached_input_tokens", 0),
+	    json_num(run, "output_tokens", 0), json_num(run, "cost_usd", 0),
+	    json_num(cx, "tokens", 0), json_num(cx, "window", 0),
+	    json_num(cx, "percent", 0));
 	tui_flash_hold(t, 8000);
 	return 0;
 }
@@ -90,12 +110,16 @@ slash_quit_exec(struct tui *t, const char *args, char **cause)
 }
 
 static const struct slash_cmd slash_table[] = {
-	{ "cost", "", "tokens and cost of this session", slash_cost_exec },
+	{ "compact", "[FOCUS]", "summarize the conversation now",
+	    slash_compact_exec },
+	{ "cost", "", "tokens, cached tokens and cost of the run and session",
+	    slash_cost_exec },
 	{ "diff", "", "review the diff", slash_diff_exec },
 	{ "help", "", "keys and commands", slash_help_exec },
 	{ "mode", "[MODE]", "show or set the mode: manual, auto, strict, trust",
 	    slash_mode_exec },
-	{ "model", "", "show the model", slash_model_exec },
+	{ "model", "[MODEL]", "show the model, or switch to another",
+	    slash_model_exec },
 	{ "quit", "", "detach (the agent keeps working)", slash_quit_exec },
 };
 

@@ -197,6 +197,24 @@ tui_request(struct tui *t, const char *type)
 	return m;
 }
 
+int
+tui_session_request(struct tui *t, const char *type, const char *key,
+    const char *value, char **cause)
+{
+	cJSON	*m;
+
+	if (t->readonly) {
+		*cause = xstrdup("read-only: this client cannot change the "
+		    "session");
+		return -1;
+	}
+	m = tui_request(t, type);
+	if (key != NULL && value != NULL)
+		cJSON_AddStringToObject(m, key, value);
+	tui_send(t, m);
+	return 0;
+}
+
 void
 tui_send_message(struct tui *t, const char *text)
 {

@@ -224,6 +224,11 @@ void	 tui_redraw_all(struct tui *);
 /* What a key bound to A does (detach, help, diff, interrupt ...). */
 int	 tui_do(struct tui *, enum ui_action);
 void	 tui_set_mode(struct tui *, const char *mode);
+/* A request TYPE about the session, with KEY = VALUE when VALUE is set;
+ * -1 (and *cause) on a read-only client. The server's answer, an error
+ * included, comes back as any other. */
+int	 tui_session_request(struct tui *, const char *type, const char *key,
+	     const char *value, char **cause);
 /* A line editor prompt over the input line; CB gets the text or NULL. */
 typedef void (*tui_prompt_cb)(struct tui *, void *, const char *);
 void	 tui_prompt(struct tui *, const char *label, const char *initial,

@@ -833,6 +833,29 @@ view_agent_event(struct pane *p, const cJSON *ev, int live)
 		it = agent_add(a, IT_INFO);
 		buf_addf(&it->text, "— pull request opened: %s",
 		    (s = json_str(ev, "url")) ? s : "?");
+	} else if (strcmp(type, "instructions.loaded") == 0) {
+		/* Shown once: the event comes only when the text changes. */
+		it = agent_add(a, IT_INFO);
+		buf_adds(&it->text, "— project instructions:");
+		cJSON_ArrayForEach(d, cJSON_GetObjectItem(ev, "files"))
+			buf_addf(&it->text, " %s", cJSON_IsString(d) ?
+			    d->valuestring : "?");
+		if (cJSON_GetArraySize(cJSON_GetObjectItem(ev, "files")) == 0)
+			buf_adds(&it->text, " none");
+		if ((s = json_str(ev, "text")) != NULL && *s != '\0')
+			buf_addf(&it->text, "\n%s", s);
+	} else if (strcmp(type, "context.compacted") == 0) {
+		it = agent_add(a, IT_INFO);
+		buf_addf(&it->text, "— conversation compacted (%s): %.0f → %.0f "
+		    "tokens%s", (s = json_str(ev, "by")) ? s : "?",
+		    json_num(ev, "tokens_before", 0),
+		    json_num(ev, "tokens_after", 0),
+		    json_str(ev, "fallback") != NULL ? ", without a summary" :
+		    "");
+	} else if (strcmp(type, "model.changed") == 0) {
+		it = agent_add(a, IT_INFO);
+		buf_addf(&it->text, "— model: %s", (s = json_str(ev, "model")) ?
+		    s : "?");
 	} else if (strcmp(type, "session.created") == 0) {
 		it = agent_add(a, IT_INFO);
 		txt = json_print(ev);
