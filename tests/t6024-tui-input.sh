@@ -170,6 +170,19 @@ test_expect_success TMUX 'a long paste shows as [pasted N lines]; C-v expands it
 	tui_keys a C-c
 '
 
+test_expect_success TMUX 'while the agent works, the pane shows the time and tokens' '
+	fake_ctl "{\"state\": {\"state\": \"working\"}}" &&
+	fake_ctl "{\"event\": {\"type\": \"assistant.delta\", \"text\": \"Let me look at the parser and its tests first.\"}}" &&
+	tui_wait a "the model is working · [0-9.]* \(ms\|s\) · 12 tokens so far" &&
+	tui_wait a "the model is working · [1-9][0-9.]* s · " 30 &&
+	fake_ctl "{\"event\": {\"type\": \"assistant.message\", \"text\": \"Let me look at the parser and its tests first.\", \"tool_calls\": [{\"id\": \"k1\", \"name\": \"run_command\", \"arguments\": {\"command\": \"make check\"}}]}}" &&
+	fake_ctl "{\"event\": {\"type\": \"tool.call\", \"call_id\": \"k1\", \"name\": \"run_command\", \"arguments\": {\"command\": \"make check\"}}}" &&
+	fake_ctl "{\"event\": {\"type\": \"tool.started\", \"call_id\": \"k1\", \"name\": \"run_command\"}}" &&
+	tui_wait a "running run_command make check · " &&
+	fake_ctl "{\"state\": {\"state\": \"idle\"}}" &&
+	tui_gone a "running run_command make check · "
+'
+
 test_expect_success TMUX 'cleanup' '
 	tui_stop &&
 	fake_stop

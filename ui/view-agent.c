@@ -66,6 +66,10 @@ struct agent {
 	int		 nhit;
 	char		*search;
 	size_t		 first_vis, last_vis;
+
+	uint64_t	 step_start;	/* the model's turn began (ms) */
+	uint64_t	 tool_start;	/* the running command began */
+	size_t		 streamed;	/* bytes of text this turn */
 };
 
 static void
@@ -278,6 +282,7 @@ view_agent_init(struct pane *p)
 	a->sel = -1;
 	a->w = 80;
 	a->h = 10;
+	a->step_start = a->tool_start = mono_ms();
 	p->data = a;
 	pane_set_title(p, "agent");
 }
@@ -447,8 +452,63 @@ agent_draw_row(struct agent *a, WINDOW *win, int y, struct item *it,
 	}
 }
 
+/*
+ * While the agent works, the pane's last row says what it does and for
+ * how long: the model's turn with the tokens streamed so far (bytes / 4,
+ * the usual estimate), or the running command.
+ */
+static int
+agent_working_line(struct pane *p, struct buf *b)
+{
+	struct agent	*a = p->data;
+	const char	*st = json_str(tui_state(p->tui), "state");
+	uint64_t	 now = mono_ms();
+	struct item	*it;
+	size_t		 i;
+	static const char *spin[] = {
+		"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"
+	};
+
+	if (st == NULL || strcmp(st, "working") != 0)
+		return 0;
+	buf_addf(b, "%s ", spin[(now / 100) % nitems(spin)]);
+	for (i = a->n; i > 0; i--) {
+		it = a->items[i - 1];
+		if (it->kind == IT_TOOL && it->status == TS_RUNNING) {
+			buf_addf(b, "running %s · ", buf_str(&it->text));
+			agent_fmt_duration(b, (double)(now - a->tool_start));
+			return 1;
+		}
+	}
+	buf_adds(b, "the model is working · ");
+	agent_fmt_duration(b, (double)(now - a->step_start));
+	buf_addf(b, " · %zu tokens so far", (a->streamed + 3) / 4);
+	buf_adds(b, "   (Esc interrupts)");
+	return 1;
+}
+
+static void	view_agent_draw_body(struct pane *, WINDOW *);
+
 static void
 view_agent_draw(struct pane *p, WINDOW *win)
+{
+	struct agent	*a = p->data;
+	struct buf	 b = BUF_INIT;
+
+	if (a->h > 3 && agent_working_line(p, &b)) {
+		a->h--;
+		view_agent_draw_body(p, win);
+		a->h++;
+		text_clear_to(win, a->h - 1, 0, a->w, theme_attr(ROLE_NORMAL));
+		text_draw_role(win, a->h - 1, 0, b.data, b.len, a->w,
+		    ROLE_PENDING);
+	} else
+		view_agent_draw_body(p, win);
+	buf_release(&b);
+}
+
+static void
+view_agent_draw_body(struct pane *p, WINDOW *win)
 {
 	struct agent	*a = p->data;
 	struct rows	 r = { NULL, 0, 0 };
@@ -487,7 +547,7 @@ view_agent_draw(struct pane *p, WINDOW *win)
 			a->follow = 0;
 			a->top_item = 0;
 			a->top_row = 0;
-			view_agent_draw(p, win);
+			view_agent_draw_body(p, win);
 			a->follow = 1;
 		}
 		free(r.v);
@@ -718,6 +778,27 @@ agent_json_text(const cJSON *v)
 	return cJSON_Print(v);
 }
 
+/* When the model's turn and the running command began, for the clock. */
+static void
+agent_track(struct agent *a, const char *type, const cJSON *ev)
+{
+	uint64_t	 now = mono_ms();
+	const char	*s;
+
+	if (strcmp(type, "assistant.delta") == 0) {
+		if ((s = json_str(ev, "text")) != NULL)
+			a->streamed += strlen(s);
+	} else if (strcmp(type, "tool.started") == 0)
+		a->tool_start = now;
+	else if (strcmp(type, "user.message") == 0 ||
+	    strcmp(type, "tool.finished") == 0 ||
+	    strcmp(type, "approval.decided") == 0 ||
+	    strcmp(type, "assistant.message") == 0) {
+		a->step_start = now;
+		a->streamed = 0;
+	}
+}
+
 static void
 view_agent_event(struct pane *p, const cJSON *ev, int live)
 {
@@ -729,6 +810,7 @@ view_agent_event(struct pane *p, const cJSON *ev, int live)
 
 	if (type == NULL)
 		return;
+	agent_track(a, type, ev);
 	if (strcmp(type, "user.message") == 0) {
 		it = agent_add(a, IT_USER);
 		buf_adds(&it->text, (s = json_str(ev, "text")) ? s : "");
@@ -874,6 +956,11 @@ view_agent_tick(struct pane *p, uint64_t now)
 	size_t		 i, lim = 0;
 
 	(void)now;
+	if (json_str(tui_state(p->tui), "state") != NULL &&
+	    strcmp(json_str(tui_state(p->tui), "state"), "working") == 0) {
+		pane_dirty(p);	/* the clock on the last row */
+		return;
+	}
 	for (i = a->n; i > 0 && lim++ < 200; i--) {
 		if (a->items[i - 1]->kind == IT_TOOL &&
 		    a->items[i - 1]->status == TS_RUNNING &&
