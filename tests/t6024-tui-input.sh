@@ -183,6 +183,30 @@ test_expect_success TMUX 'while the agent works, the pane shows the time and tok
 	tui_gone a "running run_command make check · "
 '
 
+test_expect_success TMUX 'an edit is drawn as a stat line that expands to a coloured diff' '
+	fake_ctl "{\"event\": {\"type\": \"tool.call\", \"call_id\": \"e1\", \"name\": \"edit_file\",
+	  \"arguments\": {\"path\": \"src/parser.c\",
+	    \"old_string\": \"int x;\\nint week = day / 7;\\nreturn week;\\n\",
+	    \"new_string\": \"int x;\\nint week = (day + 6) / 7;\\nreturn week;\\n\"}}}" &&
+	tui_wait a "edit_file src/parser.c  +1 -1" &&
+	! tui_screen a | grep "old_string" &&
+	tui_keys a C-b 2 &&
+	tui_keys a End Up Enter &&
+	tui_wait a "@@ src/parser.c @@" &&
+	tui_wait a "^│.*││     int x;" &&
+	tui_wait a "││    -int week = day / 7;" &&
+	tui_wait a "││    +int week = (day + 6) / 7;" &&
+	tui_wait a "││     return week;" &&
+	! tui_screen a | grep "old_string" &&
+	$TUI_TMUX capture-pane -e -p -t a | grep "+int week = (day + 6)" | grep -q "\[32m" &&
+	tui_keys a Enter &&
+	tui_gone a "@@ src/parser.c @@" &&
+	tui_keys a C-b 4 &&
+	fake_ctl "{\"event\": {\"type\": \"tool.call\", \"call_id\": \"w1\", \"name\": \"write_file\",
+	  \"arguments\": {\"path\": \"docs/new.md\", \"content\": \"a\\nb\\nc\\n\"}}}" &&
+	tui_wait a "write_file docs/new.md  +3 -0"
+'
+
 test_expect_success TMUX 'cleanup' '
 	tui_stop &&
 	fake_stop

@@ -38,6 +38,7 @@ struct item {
 	double		 duration_ms;
 	int		 expanded;
 	char		*denied;	/* the rule, or who denied it */
+	char		*diff;		/* an edit or write, as a diff */
 };
 
 struct row {
@@ -133,6 +134,28 @@ rows_text(struct rows *r, const char *s, int width, enum ui_role role,
 	}
 }
 
+/* A diff, a row a line, coloured by its first byte; rows are cut. */
+static void
+rows_diff(struct rows *r, const char *diff)
+{
+	const char	*line, *nl;
+	size_t		 len;
+	enum ui_role	 role;
+
+	for (line = diff; *line != '\0'; line = nl != NULL ? nl + 1 : "") {
+		nl = strchr(line, '\n');
+		len = nl != NULL ? (size_t)(nl - line) : strlen(line);
+		role = ROLE_ASSISTANT;
+		if (*line == '+')
+			role = ROLE_DIFF_ADD;
+		else if (*line == '-')
+			role = ROLE_DIFF_DEL;
+		else if (*line == '@')
+			role = ROLE_DIFF_HUNK;
+		rows_add(r, line, len, role, 4, NULL);
+	}
+}
+
 static void
 agent_item_rows(struct item *it, int width, struct rows *r)
 {
@@ -159,9 +182,13 @@ agent_item_rows(struct item *it, int width, struct rows *r)
 		r->v[r->n - 1].tool = 1;
 		if (!it->expanded)
 			break;
-		rows_add(r, "arguments:", 10, ROLE_DIM, 4, NULL);
-		rows_text(r, it->args != NULL ? it->args : "", width,
-		    ROLE_ASSISTANT, 6, 0, AGENT_MAX_SHOW);
+		if (it->diff != NULL)
+			rows_diff(r, it->diff);
+		else {
+			rows_add(r, "arguments:", 10, ROLE_DIM, 4, NULL);
+			rows_text(r, it->args != NULL ? it->args : "", width,
+			    ROLE_ASSISTANT, 6, 0, AGENT_MAX_SHOW);
+		}
 		if (it->result != NULL) {
 			rows_add(r, "result:", 7, ROLE_DIM, 4, NULL);
 			rows_text(r, it->result, width, ROLE_ASSISTANT, 6, 0,
@@ -194,6 +221,7 @@ item_free(struct item *it)
 	free(it->args);
 	free(it->result);
 	free(it->denied);
+	free(it->diff);
 	free(it);
 }
 
@@ -241,6 +269,84 @@ agent_find_call(struct agent *a, const char *call_id)
 }
 
 /* A tool call in one line: its most telling argument. */
+/* The lines of S, at most MAX (0: all), prefixed with LEAD, into B. */
+static int
+agent_diff_lines(struct buf *b, const char *s, size_t len, char lead,
+    int max)
+{
+	const char	*end = s + len, *nl;
+	int		 n = 0;
+
+	while (s < end) {
+		nl = memchr(s, '\n', (size_t)(end - s));
+		if (max == 0 || n < max)
+			buf_addf(b, "%c%.*s\n", lead, (int)((nl != NULL ? nl :
+			    end) - s), s);
+		n++;
+		s = nl != NULL ? nl + 1 : end;
+	}
+	return n;
+}
+
+/*
+ * edit_file and write_file are shown as what they change: a stat on the
+ * tool's line ("+3 -2") and, expanded, a diff. An edit's diff is its old
+ * and new text less the lines they share at either end (one kept as
+ * context); a write is all added lines (what it replaces is not known
+ * here).
+ */
+static void
+agent_edit_diff(struct item *it, const cJSON *args)
+{
+	const char	*o = json_str(args, "old_string");
+	const char	*n = json_str(args, "new_string");
+	const char	*c = json_str(args, "content");
+	const char	*path = json_str(args, "path");
+	const char	*oe, *ne, *p;
+	struct buf	 b = BUF_INIT;
+	int		 add, del;
+	size_t		 pre = 0, i;
+
+	if (path == NULL || it->name == NULL)
+		return;
+	if (strcmp(it->name, "edit_file") == 0 && o != NULL && n != NULL) {
+		/* Shared leading lines: cut at the last newline both have. */
+		for (i = 0; o[i] != '\0' && o[i] == n[i]; i++) {
+			if (o[i] == '\n')
+				pre = i + 1;
+		}
+		oe = o + strlen(o);
+		ne = n + strlen(n);
+		while (oe > o + pre && ne > n + pre && oe[-1] == ne[-1])
+			oe--, ne--;
+		/* Back to a line start, so whole lines are shown. */
+		while (oe < o + strlen(o) && oe > o + pre && oe[-1] != '\n')
+			oe++, ne++;
+		buf_addf(&b, "@@ %s @@\n", path);
+		if (pre > 0) {
+			for (p = o + pre - 1; p > o && p[-1] != '\n'; p--)
+				;
+			agent_diff_lines(&b, p, (size_t)(o + pre - 1 - p), ' ', 1);
+		}
+		del = agent_diff_lines(&b, o + pre, (size_t)(oe - (o + pre)),
+		    '-', AGENT_MAX_SHOW);
+		add = agent_diff_lines(&b, n + pre, (size_t)(ne - (n + pre)),
+		    '+', AGENT_MAX_SHOW);
+		if (*oe != '\0')
+			agent_diff_lines(&b, oe, strcspn(oe, "\n"), ' ', 1);
+	} else if (strcmp(it->name, "write_file") == 0 && c != NULL) {
+		buf_addf(&b, "@@ %s (written whole) @@\n", path);
+		del = 0;
+		add = agent_diff_lines(&b, c, strlen(c), '+', AGENT_MAX_SHOW);
+		if (add > AGENT_MAX_SHOW)
+			buf_addf(&b, " … %d more lines\n", add - AGENT_MAX_SHOW);
+	} else
+		return;
+	buf_addf(&it->text, "  +%d -%d", add, del);
+	free(it->diff);
+	it->diff = buf_detach(&b, &i);
+}
+
 /* One line: newlines and tabs of a command become spaces. */
 static void
 agent_one_line(struct buf *b)
@@ -849,6 +955,13 @@ view_agent_event(struct pane *p, const cJSON *ev, int live)
 		} else
 			agent_tool_summary(it, args);
 		it->args = agent_json_text(args);
+		if (cJSON_IsString(args)) {
+			cJSON *parsed = cJSON_Parse(args->valuestring);
+
+			agent_edit_diff(it, parsed);
+			cJSON_Delete(parsed);
+		} else
+			agent_edit_diff(it, args);
 	} else if (strcmp(type, "approval.needed") == 0) {
 		if ((it = agent_find_call(a, json_str(ev, "call_id"))) != NULL)
 			it->status = TS_PENDING;
