@@ -1926,12 +1926,30 @@ agent_set_steps(struct agent *a, int steps)
 		a->steps_cap = steps;
 }
 
+/* A copy of the approval.needed event that asked about c, or NULL. */
+static cJSON *
+agent_pending_event(struct agent *a, struct call *c)
+{
+	const char	*rid = c->request_id;
+	cJSON		*ev;
+
+	for (ev = a->history->child; ev != NULL; ev = ev->next) {
+		if (strcmp(json_str(ev, "type"), "approval.needed") == 0 &&
+		    rid != NULL && json_str(ev, "request_id") != NULL &&
+		    strcmp(json_str(ev, "request_id"), rid) == 0)
+			return cJSON_Duplicate(ev, 1);
+	}
+	return NULL;
+}
+
 void
 agent_start(struct agent *a)
 {
 	size_t		 i;
 	struct call	*c;
 	const char	*msg;
+	cJSON		*again;
+	int		 waiting = 0;
 
 	if (a->warning != NULL) {
 		agent_error_event(a, a->warning);
@@ -1955,8 +1973,24 @@ agent_start(struct agent *a)
 			agent_finish_call(a, c, &r, 0);
 		}
 	}
+	/*
+	 * A question that was waiting when the last process stopped is asked
+	 * again, logged again with its request id: whoever answers now (a
+	 * headless run's --ask, a client) sees it, not only a state.
+	 */
+	for (i = 0; i < a->ncalls; i++) {
+		c = &a->calls[i];
+		if (c->asked && !c->decided && !c->finished &&
+		    (again = agent_pending_event(a, c)) != NULL) {
+			cJSON_DeleteItemFromObjectCaseSensitive(again, "seq");
+			cJSON_DeleteItemFromObjectCaseSensitive(again, "ts");
+			cJSON_AddBoolToObject(again, "again", 1);
+			agent_emit(a, again, 1);
+			waiting = 1;
+		}
+	}
 	if (a->run_active) {
-		agent_set_state(a, AGENT_WORKING);
+		agent_set_state(a, waiting ? AGENT_WAITING : AGENT_WORKING);
 		agent_kick(a);
 	} else if (a->cb.state != NULL)
 		a->cb.state(a->arg);
@@ -2332,7 +2366,6 @@ cJSON *
 agent_state_json(struct agent *a)
 {
 	cJSON		*st, *pending, *ev, *o;
-	const char	*rid;
 	size_t		 i;
 	char		*ws;
 
@@ -2368,16 +2401,8 @@ agent_state_json(struct agent *a)
 	for (i = 0; i < a->ncalls; i++) {
 		if (!a->calls[i].asked || a->calls[i].decided)
 			continue;
-		rid = a->calls[i].request_id;
-		for (ev = a->history->child; ev != NULL; ev = ev->next) {
-			if (strcmp(json_str(ev, "type"), "approval.needed") == 0 &&
-			    rid != NULL && json_str(ev, "request_id") != NULL &&
-			    strcmp(json_str(ev, "request_id"), rid) == 0) {
-				cJSON_AddItemToArray(pending,
-				    cJSON_Duplicate(ev, 1));
-				break;
-			}
-		}
+		if ((ev = agent_pending_event(a, &a->calls[i])) != NULL)
+			cJSON_AddItemToArray(pending, ev);
 	}
 	ws = sandbox_workspace(a->sbx);
 	cJSON_AddStringToObject(st, "workspace", ws);

@@ -312,13 +312,11 @@ cmd_run_exec(int argc, char **argv)
 	}
 	agent_start(rs.agent);
 	if (agent_get_state(rs.agent) == AGENT_WAITING) {
-		/* An approval was pending when the last process stopped. */
-		if (rs.ask_stdin) {
-			fprintf(stderr, "holt: an approval is pending (holt log "
-			    "-t %s shows it) [allow/deny/always] ", name);
-			rs.waiting = 1;
-			event_active(rs.ev_answer, EV_TIMEOUT, 0);
-		} else if (agent_approve(rs.agent, NULL, "deny", NULL,
+		/*
+		 * An approval was pending when the last process stopped:
+		 * agent_start asked it again (run_print prompts for stdin).
+		 */
+		if (!rs.ask_stdin && agent_approve(rs.agent, NULL, "deny", NULL,
 		    "no one to ask (--ask deny)", NULL, 0, "policy", &cause) != 0) {
 			free(cause);
 			cause = NULL;
