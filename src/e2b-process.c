@@ -28,7 +28,7 @@ struct e2b_proc {
 	struct e2b_proc	*next;
 };
 
-#define STREAM_HIGH_WATER	(1024 * 1024)	/* bytes queued to the client */
+#define STREAM_HIGH_WATER	(4 * 1024 * 1024)	/* bytes queued to a client */
 #define KEEPALIVE_S		30
 
 struct e2b_stream {
@@ -143,14 +143,13 @@ stream_drained(struct evhttp_connection *evcon, void *arg)
 	}
 }
 
-/* One envelope to the client, holding text (a JSON object). */
+/* One envelope to the client; b holds its message (a JSON object). */
 static void
-stream_send(struct e2b_stream *st, unsigned char flags, const char *text,
-    size_t len)
+stream_send_buf(struct e2b_stream *st, unsigned char flags,
+    struct evbuffer *b)
 {
-	struct evbuffer	*b;
 	unsigned char	 hdr[5];
-	size_t		 queued;
+	size_t		 len = evbuffer_get_length(b), queued;
 
 	if (st->req == NULL)
 		return;
@@ -159,9 +158,7 @@ stream_send(struct e2b_stream *st, unsigned char flags, const char *text,
 	hdr[2] = (unsigned char)(len >> 16);
 	hdr[3] = (unsigned char)(len >> 8);
 	hdr[4] = (unsigned char)len;
-	b = evbuffer_new();
-	evbuffer_add(b, hdr, sizeof hdr);
-	evbuffer_add(b, text, len);
+	evbuffer_prepend(b, hdr, sizeof hdr);
 	queued = evbuffer_get_length(bufferevent_get_output(
 	    evhttp_connection_get_bufferevent(st->evcon)));
 	if (queued + len > STREAM_HIGH_WATER && st->bev != NULL) {
@@ -171,6 +168,16 @@ stream_send(struct e2b_stream *st, unsigned char flags, const char *text,
 		bufferevent_disable(st->bev, EV_READ);
 	}
 	evhttp_send_reply_chunk_with_cb(st->req, b, stream_drained, st);
+}
+
+static void
+stream_send(struct e2b_stream *st, unsigned char flags, const char *text,
+    size_t len)
+{
+	struct evbuffer	*b = evbuffer_new();
+
+	evbuffer_add(b, text, len);
+	stream_send_buf(st, flags, b);
 	evbuffer_free(b);
 }
 
@@ -230,18 +237,30 @@ send_start(struct e2b_stream *st, long pid)
 	stream_send(st, 0, s, (size_t)n);
 }
 
-/* A chunk of output: base64 needs no JSON escaping, so no cJSON here. */
+static void
+free_b64(const void *data, size_t len, void *arg)
+{
+	(void)len;
+	(void)arg;
+	free((void *)data);
+}
+
+/*
+ * A chunk of output: base64 needs no JSON escaping, so no cJSON here, and
+ * the encoded bytes go to the client without another copy.
+ */
 static void
 send_data(struct e2b_stream *st, const char *stream, struct buf *data)
 {
-	struct buf	 out = BUF_INIT;
+	struct evbuffer	*b = evbuffer_new();
 	char		*b64;
 
 	b64 = envd_b64_encode(data->data, data->len);
-	buf_addf(&out, "{\"event\":{\"data\":{\"%s\":\"%s\"}}}", stream, b64);
-	free(b64);
-	stream_send(st, 0, out.data, out.len);
-	buf_release(&out);
+	evbuffer_add_printf(b, "{\"event\":{\"data\":{\"%s\":\"", stream);
+	evbuffer_add_reference(b, b64, strlen(b64), free_b64, NULL);
+	evbuffer_add(b, "\"}}}", 4);
+	stream_send_buf(st, 0, b);
+	evbuffer_free(b);
 }
 
 /* Returns 1 when the stream is over (and freed). */

@@ -10,8 +10,10 @@
 #include <sys/socket.h>
 
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <arpa/inet.h>
 
+#include <event2/bufferevent.h>
 #include <event2/buffer.h>
 #include <sys/queue.h>
 
@@ -282,6 +284,23 @@ envd_route(struct e2b_server *srv, struct evhttp_request *req,
 	sandbox_free(sb);
 }
 
+/*
+ * A stream's events are small writes: without TCP_NODELAY each could wait
+ * for the client's delayed ACK (40 ms).
+ */
+static void
+nodelay(struct evhttp_request *req)
+{
+	struct evhttp_connection	*evcon;
+	evutil_socket_t			 fd;
+	int				 one = 1;
+
+	if ((evcon = evhttp_request_get_connection(req)) != NULL &&
+	    (fd = bufferevent_getfd(evhttp_connection_get_bufferevent(
+	    evcon))) != -1)
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
 static void
 route(struct evhttp_request *req, void *arg)
 {
@@ -290,6 +309,7 @@ route(struct evhttp_request *req, void *arg)
 	const struct evhttp_uri	*u = evhttp_request_get_evhttp_uri(req);
 	const char		*path, *id, *key;
 
+	nodelay(req);
 	path = u != NULL ? evhttp_uri_get_path(u) : NULL;
 	if (path == NULL || *path != '/') {
 		e2b_reply_error(req, 400, "bad request path");
