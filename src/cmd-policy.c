@@ -21,6 +21,7 @@ struct cmd_policy_opts {
 	int			 json;
 	int			 no_defaults;
 	const char		*write;
+	const char		*host;
 	const char		*files[16];
 	size_t			 nfiles;
 	const char		*session;
@@ -36,6 +37,7 @@ cmd_policy_usage(FILE *f)
 	    "                         [--workspace DIR] [--no-defaults] [--json]\n"
 	    "                         -- COMMAND ...\n"
 	    "       holt policy check [options] --write PATH\n"
+	    "       holt policy check [options] --host NAME\n"
 	    "       holt policy show [--policy FILE] [--session NAME] "
 	    "[--workspace DIR]\n"
 	    "       holt policy suggest [options] -- COMMAND ...\n"
@@ -49,6 +51,7 @@ cmd_policy_usage(FILE *f)
 	    "  --no-defaults    without the built-in rules\n"
 	    "  --json           print the decision as JSON\n"
 	    "  --write PATH     judge a file write instead of a command\n"
+	    "  --host NAME      judge a host the sandbox's proxy is asked for\n"
 	    "\n"
 	    "Exit status of check: 0 allow, 10 ask, 11 deny, 2 usage or bad policy.\n");
 }
@@ -65,6 +68,7 @@ cmd_policy_parse(int argc, char **argv, struct cmd_policy_opts *o)
 		{ "no-defaults", no_argument, NULL, 'n' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "write", required_argument, NULL, 'W' },
+		{ "host", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -72,7 +76,7 @@ cmd_policy_parse(int argc, char **argv, struct cmd_policy_opts *o)
 
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+hm:p:s:w:njW:", longopts,
+	while ((ch = getopt_long(argc, argv, "+hm:p:s:w:njW:H:", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'm':
@@ -111,6 +115,9 @@ cmd_policy_parse(int argc, char **argv, struct cmd_policy_opts *o)
 			break;
 		case 'W':
 			o->write = optarg;
+			break;
+		case 'H':
+			o->host = optarg;
 			break;
 		case 'h':
 			cmd_policy_usage(stdout);
@@ -260,14 +267,20 @@ cmd_policy_check(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	if ((first = cmd_policy_parse(argc, argv, &o)) < 0)
 		return first == -2 ? EXIT_OK : EXIT_USAGE;
-	if (o.write == NULL && first >= argc) {
+	if (o.write == NULL && o.host == NULL && first >= argc) {
 		fprintf(stderr, "holt policy check: a command is missing (holt "
 		    "policy check -- COMMAND)\n");
 		return EXIT_USAGE;
 	}
-	if (o.write != NULL && first < argc) {
-		fprintf(stderr, "holt policy check: --write takes a path, not a "
-		    "command\n");
+	if ((o.write != NULL || o.host != NULL) && first < argc) {
+		fprintf(stderr, "holt policy check: --%s takes a %s, not a "
+		    "command\n", o.write != NULL ? "write" : "host",
+		    o.write != NULL ? "path" : "host name");
+		return EXIT_USAGE;
+	}
+	if (o.write != NULL && o.host != NULL) {
+		fprintf(stderr, "holt policy check: --write or --host, not "
+		    "both\n");
 		return EXIT_USAGE;
 	}
 	if (cmd_policy_mode(&o) != 0)
@@ -277,6 +290,9 @@ cmd_policy_check(int argc, char **argv)
 	if (o.write != NULL) {
 		line = xstrdup(o.write);
 		res = policy_check_write(p, o.mode, line);
+	} else if (o.host != NULL) {
+		line = xstrdup(o.host);
+		res = policy_check_host(p, o.mode, line);
 	} else {
 		line = cmd_policy_join(argc - first, argv + first);
 		res = policy_check_command(p, o.mode, line);

@@ -165,7 +165,7 @@ static const char run_usage_text[] =
     "usage: holt run [-s NAME] [--repo PATH|URL] [--branch B] [--depth N]\n"
     "                [--model M] [--base-url URL] [--mode manual|auto|strict|trust]\n"
     "                [--ask deny|stdin] [--steps N] [--test-command CMD]\n"
-    "                [--net off|on] --headless TASK...\n"
+    "                [--net off|on|policy] --headless TASK...\n"
     "       holt run --resume NAME [--headless] [--ask deny|stdin] [TASK...]\n"
     "\n"
     "Run the agent without a screen: events as JSON lines on standard output,\n"

@@ -112,7 +112,8 @@ static const struct {
 	const char	*usage;
 	const char	*help;
 } subs[] = {
-	{ "create", "[--name NAME] [--net off|on] [--memory SIZE] [--pids N] "
+	{ "create", "[--name NAME] [--net off|on|policy] [--memory SIZE] "
+	  "[--pids N] "
 	  "[--image host|PATH]",
 	  "create and start a sandbox, print its id" },
 	{ "ls", "[--json]", "list sandboxes" },
@@ -257,8 +258,8 @@ sub_ls(int argc, char **argv)
 			cJSON_AddStringToObject(o, "last_used", used);
 			cJSON_AddNumberToObject(o, "disk_bytes",
 			    (double)file_du(sandbox_dir(list[i])));
-			cJSON_AddStringToObject(o, "net", sandbox_net(list[i]) ?
-			    "on" : "off");
+			cJSON_AddStringToObject(o, "net",
+			    sandbox_net_name(sandbox_net(list[i])));
 			cJSON_AddNumberToObject(o, "memory",
 			    (double)sandbox_memory(list[i]));
 			cJSON_AddNumberToObject(o, "pids", sandbox_pids(list[i]));

@@ -63,16 +63,10 @@ sub_create(int argc, char **argv)
 		return bad_usage("create");
 	sandbox_opts_config(&o);	/* then the flags, as for a session */
 	o.name = a.val[0];
-	if (a.val[1] != NULL) {
-		if (strcmp(a.val[1], "on") == 0)
-			o.net = 1;
-		else if (strcmp(a.val[1], "off") == 0)
-			o.net = 0;
-		else {
-			fprintf(stderr, "holt: --net '%s': use on or off\n",
-			    a.val[1]);
-			return EXIT_USAGE;
-		}
+	if (a.val[1] != NULL && sandbox_net_parse(a.val[1], &o.net) != 0) {
+		fprintf(stderr, "holt: --net '%s': use off, on or policy\n",
+		    a.val[1]);
+		return EXIT_USAGE;
 	}
 	if (a.val[2] != NULL && (parse_size(a.val[2], &o.memory) != 0 ||
 	    (o.memory != 0 && o.memory < 16 * 1024 * 1024))) {

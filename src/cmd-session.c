@@ -356,7 +356,7 @@ cmd_new_exec(int argc, char **argv)
 			printf("usage: holt new [-d] [-s NAME] [--repo PATH|URL] "
 			    "[--branch B] [--depth N]\n                [--model M] "
 			    "[--base-url URL] [--mode manual|auto|strict|trust]\n"
-			    "                [--net off|on] [--steps N] "
+			    "                [--net off|on|policy] [--steps N] "
 			    "[--test-command CMD] [TASK...]\n\nStart a session "
 			    "in a new sandbox and attach to it; -d: do not "
 			    "attach\n(print the session's name). With a TASK, the "
@@ -418,5 +418,5 @@ cmd_new_exec(int argc, char **argv)
 
 const struct cmd_entry cmd_new_entry = {
 	"new", "[-d] [-s NAME] [--repo PATH] [--model M] [--mode M] "
-	"[--net off|on] [TASK...]", "start a session", cmd_new_exec
+	"[--net off|on|policy] [TASK...]", "start a session", cmd_new_exec
 };

@@ -40,7 +40,7 @@ static const struct config_opt config_opts[] = {
 	{ "budget_tokens", CT_NUM, "0", NULL, "token budget of a session (0: none)" },
 	{ "budget_usd", CT_STR, "0", NULL, "cost budget of a session in USD (0: none)" },
 	{ "test_command", CT_STR, "", NULL, "what run_tests runs" },
-	{ "net", CT_ENUM, "off", "off|on", "sandbox network" },
+	{ "net", CT_ENUM, "policy", "off|on|policy", "sandbox network" },
 	{ "memory", CT_SIZE, "2G", NULL, "sandbox memory limit" },
 	{ "pids", CT_NUM, "512", NULL, "sandbox process limit" },
 	{ "command_timeout", CT_NUM, "600", NULL, "seconds a command may run" },

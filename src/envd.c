@@ -129,6 +129,7 @@ struct client {
 };
 
 static int		 listen_fd = -1, state_fd = -1, sig_fd = -1;
+static int		 proxy_fd = -1, proxy_listen = -1;	/* --net policy */
 static const char	*sandbox_id_arg = "";
 static struct client	*clients;
 static struct proc	*procs;
@@ -2334,7 +2335,7 @@ svc_read(struct service *s)
 /* loop ---------------------------------------------------------------- */
 
 enum kind { K_SIG, K_LISTEN, K_CLIENT, K_TCP, K_OUT, K_ERR, K_IN, K_SVC,
-    K_WATCH, K_STATUS };
+    K_WATCH, K_STATUS, K_PROXY };
 struct slot {
 	enum kind	 kind;
 	void		*ptr;
@@ -2457,6 +2458,8 @@ loop(void)
 		n = 0;
 		ADD(sig_fd, POLLIN, K_SIG, NULL);
 		ADD(listen_fd, POLLIN, K_LISTEN, NULL);
+		if (proxy_listen != -1)
+			ADD(proxy_listen, POLLIN, K_PROXY, NULL);
 		for (c = clients; c != NULL; c = c->next) {
 			short ev = 0;
 			if (c->dead)
@@ -2509,6 +2512,9 @@ loop(void)
 				break;
 			case K_LISTEN:
 				client_accept();
+				break;
+			case K_PROXY:
+				envd_proxy_accept(proxy_listen, proxy_fd);
 				break;
 			case K_CLIENT:
 				c = slot[i].ptr;
@@ -2612,7 +2618,7 @@ static void
 usage(void)
 {
 	fprintf(stderr, "usage: holt-envd --listen-fd N [--state-fd N] "
-	    "[--id ID] [--user UID [--sudo PATH]]\n"
+	    "[--id ID] [--user UID [--sudo PATH]] [--proxy-fd N]\n"
 	    "(holt-envd is started by holt inside a sandbox; "
 	    "see holt-envd(8))\n");
 }
@@ -2676,6 +2682,7 @@ main(int argc, char **argv)
 		{ "id", required_argument, NULL, 'i' },
 		{ "user", required_argument, NULL, 'u' },
 		{ "sudo", required_argument, NULL, 'S' },
+		{ "proxy-fd", required_argument, NULL, 'P' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -2701,6 +2708,9 @@ main(int argc, char **argv)
 			break;
 		case 'S':
 			sudo = optarg;
+			break;
+		case 'P':
+			proxy_fd = atoi(optarg);
 			break;
 		case 'h':
 			usage();
@@ -2739,8 +2749,13 @@ main(int argc, char **argv)
 	}
 	/* Keep stdio, the listener and the state dir; close the rest. */
 	for (fd = 3; fd < 1024; fd++) {
-		if (fd != listen_fd && fd != state_fd)
+		if (fd != listen_fd && fd != state_fd && fd != proxy_fd)
 			close(fd);
+	}
+	if (proxy_fd != -1) {
+		file_set_cloexec(proxy_fd);
+		if ((proxy_listen = envd_proxy_listen(ENVD_PROXY_PORT)) == -1)
+			log_warn("proxy: 127.0.0.1:%d", ENVD_PROXY_PORT);
 	}
 	file_set_cloexec(listen_fd);
 	file_set_nonblock(listen_fd);

@@ -33,4 +33,9 @@ int	 envd_file_open_within(const char *path, int *isdir, char **cause);
 void	 envd_sudo_start(const char *path);
 int	 envd_sudo_main(int argc, char **argv);
 
+/* envd-proxy.c: 127.0.0.1:PORT inside, handed to holt-proxy. */
+#define ENVD_PROXY_PORT 3128
+int	 envd_proxy_listen(int port);
+void	 envd_proxy_accept(int listener, int handoff);
+
 #endif

@@ -52,6 +52,7 @@ struct policy_group {
 struct policy {
 	struct policy_group	*groups;
 	size_t			 ngroups;
+	struct policy_net	*net;	/* net-allow/net-deny: policy-net.c */
 	pcre2_match_data	*md;
 	pcre2_match_context	*mctx;
 };
@@ -193,6 +194,8 @@ policy_new(void)
 	if (policy_load_buf(p, policy_defaults, sizeof policy_defaults - 1,
 	    "default", NULL, &cause) != 0)
 		fatalx("built-in policy: %s", cause);
+	if (policy_net_load_defaults(&p->net, &cause) != 0)
+		fatalx("built-in policy: %s", cause);
 	return p;
 }
 
@@ -220,6 +223,7 @@ policy_free(struct policy *p)
 	for (i = 0; i < p->ngroups; i++)
 		policy_group_release(&p->groups[i]);
 	free(p->groups);
+	policy_net_free(p->net);
 	pcre2_match_data_free(p->md);
 	pcre2_match_context_free(p->mctx);
 	free(p);
@@ -297,12 +301,14 @@ policy_load_buf(struct policy *p, const char *data, size_t len,
 {
 	struct policy_group	 g;
 	struct policy_rule	 r;
+	struct policy_net	*net = NULL;
 	const char		*line, *end, *e, *a, *pat;
-	char			*pattern, *msg = NULL;
+	char			*pattern, *msg = NULL, *kind;
 	const char		*name = path != NULL ? path : source;
 	unsigned int		 lineno = 0;
 	size_t			 n;
 	int			 workspace = strcmp(source, "workspace") == 0;
+	int			 rc;
 
 	memset(&g, 0, sizeof g);
 	for (line = data; line < data + len; line = end + 1) {
@@ -320,12 +326,24 @@ policy_load_buf(struct policy *p, const char *data, size_t len,
 			e++;
 		memset(&r, 0, sizeof r);
 		r.line = lineno;
-		if (policy_action_parse(a, (size_t)(e - a), &r.action) != 0) {
+		kind = NULL;
+		if (policy_net_is_action(a, (size_t)(e - a))) {
+			kind = xstrndup(a, (size_t)(e - a));
+			r.action = PA_NONE;
+		} else if (policy_action_parse(a, (size_t)(e - a),
+		    &r.action) != 0) {
 			msg = xprintf("unknown action '%.*s' (allow, ask, deny, "
-			    "write-allow, write-ask, write-deny)", (int)(e - a), a);
+			    "write-allow, write-ask, write-deny, net-allow, "
+			    "net-deny)", (int)(e - a), a);
 			goto fail;
 		}
-		if (workspace && !policy_tightens(r.action)) {
+		if (workspace && kind != NULL && strcmp(kind, "net-allow") == 0) {
+			free(kind);
+			msg = xstrdup("a workspace policy may only tighten: "
+			    "'net-allow' refused");
+			goto fail;
+		}
+		if (kind == NULL && workspace && !policy_tightens(r.action)) {
 			msg = xprintf("a workspace policy may only tighten: '%s' "
 			    "refused", policy_action_names[r.action]);
 			goto fail;
@@ -341,6 +359,19 @@ policy_load_buf(struct policy *p, const char *data, size_t len,
 		while (e > pat && isspace((unsigned char)e[-1]))
 			e--;
 		n = (size_t)(e - pat);
+		if (kind != NULL) {
+			/* A host rule: policy-net.c keeps it. */
+			pattern = xstrndup(pat, n);
+			rc = policy_net_add(&net, kind, pattern, source, lineno,
+			    &msg);
+			free(pattern);
+			free(kind);
+			if (rc != 0)
+				goto fail;
+			if (end == data + len)
+				break;
+			continue;
+		}
 		if (n == 0) {
 			msg = xprintf("'%s' needs a pattern",
 			    policy_action_names[r.action]);
@@ -364,11 +395,13 @@ policy_load_buf(struct policy *p, const char *data, size_t len,
 	g.source = xstrdup(source);
 	g.path = path != NULL ? xstrdup(path) : NULL;
 	p->groups[p->ngroups++] = g;
+	policy_net_merge(&p->net, net);
 	return 0;
 fail:
 	*cause = xprintf("policy '%s': line %u: %s", name, lineno, msg);
 	free(msg);
 	policy_group_release(&g);
+	policy_net_free(net);
 	return -1;
 }
 
@@ -411,6 +444,16 @@ policy_add_rule(struct policy *p, const char *action, const char *pattern,
 	size_t			 i;
 
 	memset(&r, 0, sizeof r);
+	if (policy_net_is_action(action, strlen(action))) {
+		if (strcmp(source, "workspace") == 0 &&
+		    strcmp(action, "net-allow") == 0) {
+			*cause = xstrdup("a workspace policy may only tighten: "
+			    "'net-allow' refused");
+			return -1;
+		}
+		return policy_net_add(&p->net, action, pattern, source, 0,
+		    cause);
+	}
 	if (policy_action_parse(action, strlen(action), &r.action) != 0) {
 		*cause = xprintf("unknown action '%s'", action);
 		return -1;
@@ -463,6 +506,13 @@ policy_dump(struct policy *p, FILE *f)
 			    r->line);
 		}
 	}
+	policy_net_dump(p->net, f);
+}
+
+struct policy_result *
+policy_check_host(struct policy *p, enum policy_mode mode, const char *host)
+{
+	return policy_net_check(p->net, mode, host);
 }
 
 /* ------------------------------------------------------------------ */

@@ -82,6 +82,12 @@ struct policy_result *policy_check_command(struct policy *, enum policy_mode,
 /* path is relative to /workspace (an absolute path is taken as it is). */
 struct policy_result *policy_check_write(struct policy *, enum policy_mode,
 	    const char *path);
+/*
+ * A host the sandbox's proxy is asked to connect to: one part, "host
+ * NAME", judged by the net-allow/net-deny rules (policy-net.c).
+ */
+struct policy_result *policy_check_host(struct policy *, enum policy_mode,
+	    const char *host);
 void	 policy_result_free(struct policy_result *);
 /* {"verdict":..,"reason":..,"parts":[{"command","verdict","rule","source",
    "line","reason","action","write"}]} (DESIGN 5, with extra fields) */
@@ -166,5 +172,20 @@ struct policy_parse *policy_shell_parse(const char *, size_t);
 void	 policy_shell_free(struct policy_parse *);
 /* Shell-quote a word for display ("a b" -> 'a b'); caller frees. */
 char	*policy_shell_quote(const char *);
+
+/* policy-net.c: host rules; policy.c hands them the net-* lines. */
+struct policy_net;
+int	 policy_net_is_action(const char *, size_t);
+/* 0, or -1 with *msg; line 0: after the source's last. */
+int	 policy_net_add(struct policy_net **, const char *action,
+	     const char *glob, const char *source, unsigned int line, char **msg);
+void	 policy_net_merge(struct policy_net **, struct policy_net *);	/* takes it */
+int	 policy_net_load_defaults(struct policy_net **, char **cause);
+void	 policy_net_free(struct policy_net *);
+struct policy_result *policy_net_check(struct policy_net *, enum policy_mode,
+	     const char *host);
+void	 policy_net_dump(struct policy_net *, FILE *);
+int	 policy_net_is_ip(const char *);
+char	*policy_net_host_norm(const char *);	/* NULL: not a host name */
 
 #endif

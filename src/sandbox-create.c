@@ -33,7 +33,8 @@ void
 sandbox_opts_config(struct sandbox_opts *o)
 {
 	memset(o, 0, sizeof *o);
-	o->net = strcmp(config_get("net"), "on") == 0;
+	if (sandbox_net_parse(config_get("net"), &o->net) != 0)
+		o->net = SANDBOX_NET_POLICY;
 	o->memory = config_get_num("memory");
 	o->pids = (int)config_get_num("pids");
 }
@@ -127,7 +128,7 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 	cJSON_AddStringToObject(meta, "created", now);
 	free(now);
 	cJSON_AddStringToObject(meta, "provider", "local");
-	cJSON_AddStringToObject(meta, "net", o->net ? "on" : "off");
+	cJSON_AddStringToObject(meta, "net", sandbox_net_name(o->net));
 	limits = cJSON_AddObjectToObject(meta, "limits");
 	cJSON_AddNumberToObject(limits, "memory", (double)o->memory);
 	cJSON_AddNumberToObject(limits, "pids", o->pids);

@@ -49,7 +49,9 @@
 #define FD_SECCOMP 5
 #define FD_INFO 6
 #define FD_USERNS 7	/* a sandbox with a host uid of its own: its userns */
-#define NFDS 5		/* 3 to 7 */
+#define FD_PROXY 8	/* --net policy: envd's end of the proxy's socket */
+#define NFDS 6		/* 3 to 8; 7 and 8 may be absent */
+#define PROXY_URL "http://127.0.0.1:3128"
 
 /*
  * run/ files (pid, cgroups, paused) describe processes, which a reboot
@@ -576,6 +578,8 @@ bwrap_argv(struct sandbox *sb)
 	    "/run/holt/bin" };
 	static const char *overlays[] = { "/usr", "/etc", "/var", "/opt",
 	    "/root" };
+	static const char *proxy_vars[] = { "http_proxy", "https_proxy",
+	    "HTTP_PROXY", "HTTPS_PROXY", "no_proxy", "NO_PROXY" };
 	static const char *caps[] = { "CAP_SETUID", "CAP_SETGID",
 	    "CAP_SETPCAP", "CAP_CHOWN", "CAP_DAC_OVERRIDE",
 	    "CAP_DAC_READ_SEARCH", "CAP_FOWNER", "CAP_FSETID", "CAP_KILL",
@@ -591,11 +595,11 @@ bwrap_argv(struct sandbox *sb)
 		arg(&argv, &n, "--unshare-pid");
 		arg(&argv, &n, "--unshare-uts");
 		arg(&argv, &n, "--unshare-cgroup-try");
-		if (!sb->net)
+		if (sb->net != SANDBOX_NET_ON)
 			arg(&argv, &n, "--unshare-net");
 	} else {
 		arg(&argv, &n, "--unshare-all");
-		if (sb->net)
+		if (sb->net == SANDBOX_NET_ON)
 			arg(&argv, &n, "--share-net");
 	}
 	arg(&argv, &n, "--new-session");
@@ -753,6 +757,16 @@ bwrap_argv(struct sandbox *sb)
 	arg(&argv, &n, "--setenv");
 	arg(&argv, &n, "TERM");
 	arg(&argv, &n, "xterm-256color");
+	if (sb->net == SANDBOX_NET_POLICY) {
+		/* What package managers and curl read, both cases. */
+		for (i = 0; i < nitems(proxy_vars); i++) {
+			arg(&argv, &n, "--setenv");
+			arg(&argv, &n, proxy_vars[i]);
+			arg(&argv, &n, strstr(proxy_vars[i], "no_") != NULL ||
+			    strstr(proxy_vars[i], "NO_") != NULL ?
+			    "localhost,127.0.0.1,::1" : PROXY_URL);
+		}
+	}
 	arg(&argv, &n, "--seccomp");
 	arg(&argv, &n, "5");
 	arg(&argv, &n, "--info-fd");
@@ -770,6 +784,10 @@ bwrap_argv(struct sandbox *sb)
 		arg(&argv, &n, "1000");
 		arg(&argv, &n, "--sudo");
 		arg(&argv, &n, "/run/holt/root/sudo.sock");
+	}
+	if (sb->net == SANDBOX_NET_POLICY) {
+		arg(&argv, &n, "--proxy-fd");
+		arg(&argv, &n, "8");
 	}
 	return argv;
 }
@@ -854,7 +872,7 @@ launch_child(struct sandbox *sb, char **argv, struct cgroups *cg,
 {
 	char		 v[32], *cause = NULL;
 	struct rlimit	 rl;
-	int		 i, hi[NFDS], nullfd, nfds = fds[4] != -1 ? NFDS : 4;
+	int		 i, hi[NFDS], nullfd;
 	size_t		 k;
 	sigset_t	 set;
 
@@ -894,8 +912,9 @@ launch_child(struct sandbox *sb, char **argv, struct cgroups *cg,
 	 * Exactly fds 0-6 go on: stdio, listener, state, seccomp, info; and
 	 * 7 for a sandbox with a host uid of its own.
 	 */
-	for (i = 0; i < nfds; i++) {
-		if ((hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20)) == -1)
+	for (i = 0; i < NFDS; i++) {
+		if (fds[i] != -1 &&
+		    (hi[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 20)) == -1)
 			_exit(126);
 	}
 	if ((nullfd = open("/dev/null", O_RDWR)) == -1)
@@ -903,9 +922,13 @@ launch_child(struct sandbox *sb, char **argv, struct cgroups *cg,
 	child_fd(nullfd, 0);
 	child_fd(logfd, 1);
 	child_fd(logfd, 2);
-	for (i = 0; i < nfds; i++)
-		child_fd(hi[i], FD_LISTEN + i);
-	close_range(FD_LISTEN + (unsigned int)nfds, ~0U, 0);
+	for (i = 0; i < NFDS; i++) {
+		if (fds[i] != -1)
+			child_fd(hi[i], FD_LISTEN + i);
+		else
+			close(FD_LISTEN + i);
+	}
+	close_range(FD_LISTEN + NFDS, ~0U, 0);
 
 	sigemptyset(&set);
 	sigprocmask(SIG_SETMASK, &set, NULL);
@@ -916,12 +939,92 @@ launch_child(struct sandbox *sb, char **argv, struct cgroups *cg,
 	_exit(127);
 }
 
+/*
+ * --net policy: start holt-proxy for the sandbox, detached like it (own
+ * session, re-parented), with one end of a socket pair as its fd 3; the
+ * other end, returned, goes to envd, which hands it the connections made
+ * to 127.0.0.1:3128 inside. It logs to run/proxy.log, its decisions to
+ * run/net.log, and ends when envd's end closes.
+ */
+static int
+proxy_start(struct sandbox *sb, char **cause)
+{
+	char		*exe, *path, data[64], st;
+	int		 sv[2], pp[2], logfd, nullfd, r;
+	pid_t		 pid, grand = 0;
+	unsigned long long start;
+
+	if ((exe = paths_find_helper("holt-proxy")) == NULL) {
+		*cause = xstrdup("holt-proxy: not found (install holt, or use "
+		    "--net off or on)");
+		return -1;
+	}
+	path = sandbox_path(sb, "run/proxy.log");
+	logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	free(path);
+	if (logfd == -1 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0,
+	    sv) != 0 || pipe2(pp, O_CLOEXEC) != 0) {
+		*cause = xprintf("sandbox '%s': proxy: %s", sb->id,
+		    strerror(errno));
+		if (logfd != -1)
+			close(logfd);
+		free(exe);
+		return -1;
+	}
+	if ((pid = fork()) == -1)
+		fatal("fork");
+	if (pid == 0) {
+		setsid();
+		if ((grand = fork()) != 0) {
+			r = write(pp[1], &grand, sizeof grand) !=
+			    (ssize_t)sizeof grand;
+			_exit(grand == -1 || r ? 1 : 0);
+		}
+		if ((nullfd = open("/dev/null", O_RDWR)) == -1 ||
+		    dup2(nullfd, 0) == -1 || dup2(logfd, 1) == -1 ||
+		    dup2(logfd, 2) == -1 || dup2(sv[1], 3) == -1)
+			_exit(126);
+		close_range(4, ~0U, 0);
+		execl(exe, "holt-proxy", "--id", sb->id, "--fd", "3",
+		    (char *)NULL);
+		dprintf(2, "holt: %s: %s\n", exe, strerror(errno));
+		_exit(127);
+	}
+	free(exe);
+	close(pp[1]);
+	close(sv[1]);
+	close(logfd);
+	if (read(pp[0], &grand, sizeof grand) != (ssize_t)sizeof grand)
+		grand = 0;
+	close(pp[0]);
+	while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+		;
+	if (grand <= 1 || sandbox_proc_stat(grand, &st, &start) != 0) {
+		*cause = xprintf("sandbox '%s': holt-proxy did not start",
+		    sb->id);
+		close(sv[0]);
+		return -1;
+	}
+	snprintf(data, sizeof data, "%ld %llu\n", (long)grand, start);
+	path = sandbox_path(sb, "run/proxy.pid");
+	r = sandbox_write_run(path, data, strlen(data));
+	free(path);
+	if (r != 0) {
+		*cause = xprintf("%s/run/proxy.pid: %s", sb->dir,
+		    strerror(errno));
+		kill(grand, SIGKILL);
+		close(sv[0]);
+		return -1;
+	}
+	return sv[0];
+}
+
 static int
 launch(struct sandbox *sb, char **cause)
 {
 	struct cgroups	 cg;
 	char		**argv, *path, *envd, *tail, data[512];
-	int		  fds[NFDS] = { -1, -1, -1, -1, -1 };
+	int		  fds[NFDS] = { -1, -1, -1, -1, -1, -1 };
 	int		  info[2], logfd = -1;
 	int		  status, rc = -1, r;
 	pid_t		  pid, child = 0;
@@ -960,6 +1063,9 @@ launch(struct sandbox *sb, char **cause)
 	if ((fds[2] = sandbox_seccomp_fd(cause)) == -1)
 		goto out;
 	if (sb->host_uid != 0 && (fds[4] = userns_make(sb->host_uid,
+	    cause)) == -1)
+		goto out;
+	if (sb->net == SANDBOX_NET_POLICY && (fds[5] = proxy_start(sb,
 	    cause)) == -1)
 		goto out;
 	if (pipe2(info, O_CLOEXEC) != 0)
@@ -1058,6 +1164,25 @@ out:
 
 static int stop_locked(struct sandbox *, char **);
 
+/* holt-proxy's pid, if it runs and is ours (run/proxy.pid). */
+static pid_t
+proxy_pid(struct sandbox *sb)
+{
+	char			*path, *data, st;
+	long			 pid;
+	unsigned long long	 start, now;
+	int			 ok;
+
+	path = sandbox_path(sb, "run/proxy.pid");
+	data = file_read(path, NULL, 256);
+	free(path);
+	ok = data != NULL && sscanf(data, "%ld %llu", &pid, &start) == 2 &&
+	    pid > 1 && sandbox_proc_stat((pid_t)pid, &st, &now) == 0 &&
+	    now == start && st != 'Z';
+	free(data);
+	return ok ? (pid_t)pid : 0;
+}
+
 static int
 start_locked(struct sandbox *sb, char **cause)
 {
@@ -1095,7 +1220,7 @@ stop_locked(struct sandbox *sb, char **cause)
 	char		*path, st;
 	unsigned long long start;
 	const char	*files[] = { "run/envd.pid", "run/paused", "run/cgroups",
-	    "run/envd.sock" };
+	    "run/envd.sock", "run/proxy.pid" };
 
 	cgroups_load(sb, &cg);
 	if ((pid = sandbox_pid(sb)) > 0) {
@@ -1112,6 +1237,15 @@ stop_locked(struct sandbox *sb, char **cause)
 	}
 	cgroups_destroy(&cg);
 	cgroups_release(&cg);
+	if ((pid = proxy_pid(sb)) > 0) {
+		kill(pid, SIGKILL);
+		for (i = 0; i < 200; i++) {
+			if (sandbox_proc_stat(pid, &st, &start) != 0 ||
+			    st == 'Z')
+				break;
+			sleep_ms(5);
+		}
+	}
 	for (i = 0; i < (int)nitems(files); i++) {
 		path = sandbox_path(sb, files[i]);
 		unlink(path);

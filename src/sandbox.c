@@ -108,7 +108,9 @@ sandbox_load(const char *id, char **cause)
 	sb->name = xstrdup((s = json_str(meta, "name")) != NULL ? s : "");
 	sb->created = xstrdup((s = json_str(meta, "created")) != NULL ? s : "");
 	s = json_str(meta, "net");
-	sb->net = s != NULL && strcmp(s, "on") == 0;
+	/* Made before "policy" existed: off. */
+	if (s == NULL || sandbox_net_parse(s, &sb->net) != 0)
+		sb->net = SANDBOX_NET_OFF;
 	limits = cJSON_GetObjectItemCaseSensitive(meta, "limits");
 	sb->memory = (long long)json_num(limits, "memory", 0);
 	sb->pids = (int)json_num(limits, "pids", 0);
@@ -126,6 +128,32 @@ sandbox_load(const char *id, char **cause)
 	sb->host_uid = (uid_t)uid;
 	sb->meta = meta;
 	return sb;
+}
+
+const char *
+sandbox_net_name(int net)
+{
+	switch (net) {
+	case SANDBOX_NET_ON:
+		return "on";
+	case SANDBOX_NET_POLICY:
+		return "policy";
+	}
+	return "off";
+}
+
+int
+sandbox_net_parse(const char *s, int *net)
+{
+	if (strcmp(s, "off") == 0)
+		*net = SANDBOX_NET_OFF;
+	else if (strcmp(s, "on") == 0)
+		*net = SANDBOX_NET_ON;
+	else if (strcmp(s, "policy") == 0)
+		*net = SANDBOX_NET_POLICY;
+	else
+		return -1;
+	return 0;
 }
 
 const char *

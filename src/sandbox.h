@@ -28,7 +28,10 @@ enum sandbox_state { SANDBOX_RUNNING, SANDBOX_PAUSED, SANDBOX_STOPPED };
 
 struct sandbox_opts {
 	const char	*name;		/* NULL: none */
-	int		 net;		/* 0: --net off (loopback only), 1: on */
+	int		 net;		/* SANDBOX_NET_* */
+#define SANDBOX_NET_OFF		0	/* loopback only */
+#define SANDBOX_NET_ON		1	/* the host's network */
+#define SANDBOX_NET_POLICY	2	/* loopback, and holt's proxy */
 	long long	 memory;	/* bytes, 0: no limit */
 	int		 pids;		/* max processes, 0: no limit */
 	const char	*image;		/* NULL: the host's; or a rootfs dir */
@@ -56,7 +59,9 @@ const char *sandbox_id(struct sandbox *);
 const char *sandbox_name(struct sandbox *);	/* "" when unnamed */
 const char *sandbox_dir(struct sandbox *);	/* data/sandboxes/<id> */
 const char *sandbox_created(struct sandbox *);	/* RFC 3339 */
-int	 sandbox_net(struct sandbox *);
+int	 sandbox_net(struct sandbox *);	/* SANDBOX_NET_* */
+const char *sandbox_net_name(int);	/* "off", "on", "policy" */
+int	 sandbox_net_parse(const char *, int *);	/* -1: none of those */
 long long sandbox_memory(struct sandbox *);
 int	 sandbox_pids(struct sandbox *);
 uint64_t sandbox_last_used(struct sandbox *);	/* ms since the epoch */

@@ -161,6 +161,7 @@ session_create(const struct session_new *sn, char **cause)
 	char			*name = NULL, *base = NULL, *ws = NULL, *dir;
 	char			*created = NULL, *repo_abs = NULL, *tmp;
 	const char		*model, *net, *modename;
+	int			 netv;
 	char			*branch = NULL;
 	int			 i, is_url;
 
@@ -190,8 +191,8 @@ session_create(const struct session_new *sn, char **cause)
 		return NULL;
 	}
 	net = sn->net != NULL ? sn->net : config_get("net");
-	if (strcmp(net, "on") != 0 && strcmp(net, "off") != 0) {
-		*cause = xprintf("net '%s': on or off", net);
+	if (sandbox_net_parse(net, &netv) != 0) {
+		*cause = xprintf("net '%s': off, on or policy", net);
 		return NULL;
 	}
 
@@ -247,7 +248,7 @@ session_create(const struct session_new *sn, char **cause)
 
 	sandbox_opts_config(&so);
 	so.name = name;
-	so.net = strcmp(net, "on") == 0;
+	so.net = netv;
 	if ((sbx = sandbox_create(&so, &tmp)) == NULL) {
 		/* The name may be taken by a leftover sandbox: go unnamed. */
 		free(tmp);
