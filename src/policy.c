@@ -2034,9 +2034,9 @@ special_name(const char *name)
 		".", "[", "[[", "alias", "ash", "bash", "builtin", "busybox",
 		"catchsegv", "cd", "chrt", "command", "cp", "csh", "dash", "dd",
 		"declare", "doas", "enable", "env", "eval", "exec", "export",
-		"find", "fish", "getopts", "git", "install", "ionice", "ksh",
-		"let", "ln", "local", "mapfile", "mkdir", "mksh", "mv", "nice",
-		"nohup", "perl", "popd", "posh", "printf", "pushd", "rbash",
+		"find", "fish", "getopts", "git", "hash", "install", "ionice",
+		"ksh", "let", "ln", "local", "mapfile", "mkdir", "mksh", "mv",
+		"nice", "nohup", "perl", "popd", "posh", "printf", "pushd", "rbash",
 		"read", "readarray", "readonly", "rm", "rmdir", "rsync", "sed",
 		"setsid", "sh", "shred", "source", "sponge", "stdbuf", "sudo",
 		"taskset", "tcsh", "tee", "test", "time", "timeout", "touch",
@@ -2161,6 +2161,11 @@ norm_cmd(struct pctx *c, const struct pcmd *pc0)
 	else if (strcmp(t, "enable") == 0 && pc->nwords > 1)
 		item_problem(ITEM(c, si), "enable changes what later command "
 		    "names mean");
+	else if (strcmp(t, "hash") == 0 && pc->nwords > 1 &&
+	    strcmp(pc->words[1].text, "-r") != 0 &&
+	    strcmp(pc->words[1].text, "-l") != 0)
+		item_problem(ITEM(c, si), "hash -p changes what later command "
+		    "names run");
 	if (ITEM(c, si)->problem != NULL)
 		goto done;
 	check_varnames(ITEM(c, si), pc, t);
