@@ -227,6 +227,30 @@ time_text(uint64_t ms, char *out, size_t len)
 	strftime(out, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* What holt e2b serve keeps of a sandbox it made: template, metadata. */
+static void
+add_e2b(cJSON *o, struct sandbox *sb)
+{
+	char	*path, *cause = NULL;
+	cJSON	*j, *e;
+
+	path = paths_join(sandbox_dir(sb), "e2b.json");
+	if (access(path, F_OK) != 0 ||
+	    (j = json_load_file(path, &cause)) == NULL) {
+		free(cause);
+		free(path);
+		return;
+	}
+	free(path);
+	e = cJSON_AddObjectToObject(o, "e2b");
+	if (json_str(j, "template") != NULL)
+		cJSON_AddStringToObject(e, "template", json_str(j, "template"));
+	cJSON_AddItemToObject(e, "metadata", cJSON_IsObject(cJSON_GetObjectItem(
+	    j, "metadata")) ? cJSON_Duplicate(cJSON_GetObjectItem(j,
+	    "metadata"), 1) : cJSON_CreateObject());
+	cJSON_Delete(j);
+}
+
 static int
 sub_ls(int argc, char **argv)
 {
@@ -268,6 +292,7 @@ sub_ls(int argc, char **argv)
 			ws = sandbox_workspace(list[i]);
 			cJSON_AddStringToObject(o, "workspace", ws);
 			free(ws);
+			add_e2b(o, list[i]);
 			cJSON_AddItemToArray(arr, o);
 		}
 		s = cJSON_Print(arr);

@@ -55,7 +55,11 @@ test_expect_success E2B,HTTPD 'the provisioning flow: create, clone, install' '
 	test -f "$HOLT_HOME/data/sandboxes/$id/meta.json" &&
 	test -f "$HOLT_HOME/data/sandboxes/$id/home/repo/README" &&
 	holt sandbox ls >ls &&
-	grep "$id" ls
+	grep "$id" ls &&
+	holt sandbox ls --json >ls.json &&
+	python3 -c "import json,sys
+s = [x for x in json.load(open(\"ls.json\")) if x[\"id\"] == sys.argv[1]][0]
+assert s[\"e2b\"] == {\"template\": \"base\", \"metadata\": {\"seed\": \"provision\", \"owner\": \"tests\"}}, s" "$id"
 '
 
 test_expect_success E2B,HTTPD 'a second process connects and drives it' '
