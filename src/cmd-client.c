@@ -30,7 +30,7 @@ cmd_fail(const char *cause)
 {
 	int	 rc = EXIT_ERR;
 
-	fprintf(stderr, "holt: %s\n", cause);
+	utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 	if (strstr(cause, "no such session") != NULL)
 		rc = EXIT_USAGE;
 	return rc;
@@ -57,9 +57,9 @@ cmd_session_request(const char *type, const char *name, cJSON *req, int *rc)
 	return rep;
 }
 
-/* Human text of one event, for holt log and the line-mode viewer. */
-void
-cmd_format_event(const cJSON *ev, struct buf *b)
+/* Human text of one event, unescaped; cmd_format_event escapes it. */
+static void
+cmd_format_event_raw(const cJSON *ev, struct buf *b)
 {
 	const char	*type = json_str(ev, "type"), *s;
 	const cJSON	*tc, *args, *d;
@@ -170,6 +170,21 @@ cmd_format_event(const cJSON *ev, struct buf *b)
 		buf_addf(b, "%s\n", type);
 }
 
+/*
+ * Human text of one event, for holt log and the line-mode viewer: every
+ * byte of it the agent, a command or the model made is escaped, lines and
+ * tabs kept.
+ */
+void
+cmd_format_event(const cJSON *ev, struct buf *b)
+{
+	struct buf	 raw = BUF_INIT;
+
+	cmd_format_event_raw(ev, &raw);
+	utf8_vis_add(b, buf_str(&raw), raw.len, UTF8_VIS_TEXT);
+	buf_release(&raw);
+}
+
 /* How long ago t was, shortly; "-" when it is not known (t is 0). */
 static void
 cmd_age(char *out, size_t len, time_t now, time_t t)
@@ -236,7 +251,7 @@ cmd_ls_exec(int argc, char **argv)
 	list = cJSON_GetObjectItem(rep, "sessions");
 	if (json) {
 		out = json_print(list);
-		printf("%s\n", out);
+		utf8_vis_print(stdout, UTF8_VIS_JSON, "%s\n", out);
 		free(out);
 		cJSON_Delete(rep);
 		return EXIT_OK;
@@ -252,12 +267,15 @@ cmd_ls_exec(int argc, char **argv)
 		cmd_age(act, sizeof act, now,
 		    (time_t)json_num(s, "last_activity", 0));
 		snprintf(state, sizeof state, "%s", json_str(s, "state"));
-		printf("%-20s %-10s %-9s %-5s %-8s %3.0f/%-3.0f $%.4f%s%s\n",
+		/* The error may quote the model or the sandbox. */
+		utf8_vis_print(stdout, 0,
+		    "%-20s %-10s %-9s %-5s %-8s %3.0f/%-3.0f $%.4f%s%s",
 		    json_str(s, "name"), state, json_str(s, "sandbox_state") ?
 		    json_str(s, "sandbox_state") : "-", age, act,
 		    json_num(s, "step", 0), json_num(s, "steps_cap", 0),
 		    json_num(s, "cost_usd", 0), json_str(s, "error") ? "  " : "",
 		    json_str(s, "error") ? json_str(s, "error") : "");
+		putchar('\n');
 	}
 	cJSON_Delete(rep);
 	return EXIT_OK;
@@ -424,15 +442,17 @@ cmd_approve_exec(int argc, char **argv)
 	if ((rep = cmd_session_request("approve", name, req, &rc)) == NULL)
 		return rc;
 	/* Say what was answered: without --id, which request that was. */
-	printf("%s: %s", json_str(rep, "request_id") != NULL ?
-	    json_str(rep, "request_id") : "?", decision);
+	/* The subject is the agent's command or path. */
+	utf8_vis_print(stdout, 0, "%s: %s", json_str(rep, "request_id") !=
+	    NULL ? json_str(rep, "request_id") : "?", decision);
 	if (json_str(rep, "subject") != NULL)
-		printf(" %s", json_str(rep, "subject"));
+		utf8_vis_print(stdout, 0, " %s", json_str(rep, "subject"));
 	if (ao.command != NULL && strcmp(decision, "deny") != 0)
 		printf(", edited to: %s%s", ao.command, ao.override ?
 		    " (over the policy's deny)" : "");
 	if (json_str(rep, "rule") != NULL)
-		printf(", rule added: %s", json_str(rep, "rule"));
+		utf8_vis_print(stdout, 0, ", rule added: %s",
+		    json_str(rep, "rule"));
 	printf("\n");
 	cJSON_Delete(rep);
 	return EXIT_OK;
@@ -578,18 +598,18 @@ cmd_log_exec(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if ((events = eventlog_read(name, &warning, &cause)) == NULL) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		return EXIT_ERR;
 	}
 	if (warning != NULL) {
-		fprintf(stderr, "holt: %s\n", warning);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", warning);
 		free(warning);
 	}
 	cJSON_ArrayForEach(ev, events) {
 		if (flags[1]) {
 			out = json_print(ev);
-			printf("%s\n", out);
+			utf8_vis_print(stdout, UTF8_VIS_JSON, "%s\n", out);
 			free(out);
 		} else {
 			buf_reset(&b);
@@ -630,7 +650,8 @@ cmd_log_exec(int argc, char **argv)
 			*nl = '\0';
 			if ((ev = cJSON_Parse(pending.data)) != NULL) {
 				if (flags[1])
-					printf("%s\n", pending.data);
+					utf8_vis_print(stdout, UTF8_VIS_JSON,
+					    "%s\n", pending.data);
 				else {
 					buf_reset(&b);
 					cmd_format_event(ev, &b);
@@ -671,7 +692,7 @@ cmd_kill_server_exec(int argc, char **argv)
 	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "type", "kill-server");
 	if ((rep = client_request(req, 0, &cause)) == NULL) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		return EXIT_ERR;
 	}

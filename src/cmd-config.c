@@ -46,7 +46,7 @@ cmd_config_exec(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	if (config_load(file, &cause) != 0) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		return EXIT_USAGE;
 	}

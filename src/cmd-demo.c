@@ -218,7 +218,7 @@ cmd_demo_exec(int argc, char **argv)
 		goto done;
 	}
 	if (session_exists(DEMO_SESSION) && demo_kill_old(&cause) != 0) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		return EXIT_ERR;
 	}
@@ -231,7 +231,7 @@ cmd_demo_exec(int argc, char **argv)
 	    0600) != 0) {
 		if (cause == NULL)
 			cause = xprintf("%s: %s", dir, strerror(errno));
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		free(dir);
 		free(project);
@@ -255,7 +255,7 @@ cmd_demo_exec(int argc, char **argv)
 	free(project);
 	free(script);
 	if (name == NULL) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		return EXIT_SANDBOX;
 	}
@@ -269,7 +269,7 @@ cmd_demo_exec(int argc, char **argv)
 	cJSON_AddStringToObject(req, "type", "open");
 	cJSON_AddStringToObject(req, "session", name);
 	if ((rep = client_request(req, 1, &cause)) == NULL) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		free(name);
 		return EXIT_ERR;
@@ -285,7 +285,7 @@ cmd_demo_exec(int argc, char **argv)
 	free(name);
 done:
 	if (rc != 0) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		return EXIT_ERR;
 	}

@@ -27,7 +27,7 @@ cmd_git_session(const char *name, struct git_session **gs)
 
 	if ((*gs = git_session_open(name, &unknown, &cause)) != NULL)
 		return 0;
-	fprintf(stderr, "holt: %s\n", cause);
+	utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 	free(cause);
 	return unknown ? EXIT_USAGE : EXIT_ERR;
 }
@@ -35,7 +35,7 @@ cmd_git_session(const char *name, struct git_session **gs)
 static void
 cmd_git_note(void *arg, const char *msg)
 {
-	fprintf(stderr, "holt: %s\n", msg);
+	utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", msg);
 }
 
 static void
@@ -98,7 +98,7 @@ cmd_diff_exec(int argc, char **argv)
 	if (json) {
 		if ((j = git_diff(ws, base, &cause)) != NULL) {
 			text = cJSON_PrintUnformatted(j);
-			printf("%s\n", text);
+			utf8_vis_print(stdout, UTF8_VIS_JSON, "%s\n", text);
 			free(text);
 			cJSON_Delete(j);
 		}
@@ -118,7 +118,7 @@ cmd_diff_exec(int argc, char **argv)
 	}
 	git_session_free(s);
 	if (cause != NULL) {
-		fprintf(stderr, "holt: session '%s': %s\n", name, cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: session '%s': %s\n", name, cause);
 		free(cause);
 		return EXIT_ERR;
 	}
@@ -189,7 +189,7 @@ cmd_commit_exec(int argc, char **argv)
 	    author, &commit, &cause);
 	git_session_free(s);
 	if (r == -1) {
-		fprintf(stderr, "holt: session '%s': %s\n", name, cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: session '%s': %s\n", name, cause);
 		free(cause);
 		return EXIT_ERR;
 	}
@@ -308,7 +308,7 @@ cmd_pr_exec(int argc, char **argv)
 	o.local = local;
 	o.note = cmd_git_note;
 	if (git_session_pr(s, &o, &pr, &cause) != 0) {
-		fprintf(stderr, "holt: session '%s': %s\n", name, cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: session '%s': %s\n", name, cause);
 		free(cause);
 		rc = EXIT_ERR;
 	} else {

@@ -172,7 +172,7 @@ cmd_policy_load(struct cmd_policy_opts *o)
 		free(path);
 	}
 	if (r != 0) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		policy_free(p);
 		return NULL;
@@ -245,7 +245,7 @@ cmd_policy_mode(struct cmd_policy_opts *o)
 		return 0;
 	o->mode = POLICY_AUTO;
 	if (config_load(NULL, &cause) != 0) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		return -1;
 	}

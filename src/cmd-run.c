@@ -39,8 +39,7 @@ run_print(void *arg, const cJSON *ev)
 	char			*s = json_print(ev);
 	const char		*type = json_str(ev, "type");
 
-	fputs(s, stdout);
-	fputc('\n', stdout);
+	utf8_vis_print(stdout, UTF8_VIS_JSON, "%s\n", s);
 	fflush(stdout);
 	free(s);
 	if (rs->ask_stdin && type != NULL &&
@@ -48,9 +47,9 @@ run_print(void *arg, const cJSON *ev)
 		const char *what = json_str(ev, "command");
 		if (what == NULL)
 			what = json_str(ev, "path");
-		fprintf(stderr, "holt: approve %s '%s'? [allow/deny/always] ",
-		    json_str(ev, "command") != NULL ? "command" : "write to",
-		    what != NULL ? what : "?");
+		utf8_vis_print(stderr, 0, "holt: approve %s '%s'? "
+		    "[allow/deny/always] ", json_str(ev, "command") != NULL ?
+		    "command" : "write to", what != NULL ? what : "?");
 		fflush(stderr);
 		rs->waiting = 1;
 		event_active(rs->ev_answer, EV_TIMEOUT, 0);
@@ -102,7 +101,7 @@ run_answer(evutil_socket_t fd, short what, void *arg)
 			d = "always";
 		if (agent_approve(rs->agent, NULL, d, NULL, NULL, NULL, 0, "stdin",
 		    &cause) != 0) {
-			fprintf(stderr, "holt: %s\n", cause);
+			utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 			free(cause);
 			cause = NULL;
 		} else
@@ -225,7 +224,7 @@ cmd_run_exec(int argc, char **argv)
 			case 1:
 				continue;
 			case -1:
-				fprintf(stderr, "holt run: %s\n", cause);
+				utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt run: %s\n", cause);
 				free(cause);
 				return EXIT_USAGE;
 			}
@@ -262,7 +261,7 @@ cmd_run_exec(int argc, char **argv)
 		if (isatty(STDERR_FILENO))
 			sn.progress = run_progress;
 		if ((name = session_create(&sn, &cause)) == NULL) {
-			fprintf(stderr, "holt: %s\n", cause);
+			utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 			rc = strncmp(cause, "sandbox", 7) == 0 ? EXIT_SANDBOX :
 			    EXIT_USAGE;
 			free(cause);
@@ -275,7 +274,7 @@ cmd_run_exec(int argc, char **argv)
 	rs.ask_stdin = strcmp(ask, "stdin") == 0;
 	rs.agent = agent_open(name, rs.base, &cb, &rs, &cause);
 	if (rs.agent == NULL) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		rc = strstr(cause, "sandbox") != NULL ? EXIT_SANDBOX : EXIT_ERR;
 		free(cause);
 		event_base_free(rs.base);
@@ -324,7 +323,7 @@ cmd_run_exec(int argc, char **argv)
 	}
 	if (resume != NULL && task.len > 0) {
 		if (agent_message(rs.agent, task.data, "user", &cause) != 0) {
-			fprintf(stderr, "holt: %s\n", cause);
+			utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 			free(cause);
 		}
 	}

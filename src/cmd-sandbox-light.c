@@ -179,7 +179,7 @@ open_or_fail(const char *idn, int *rc)
 	char		*cause;
 
 	if ((sb = sandbox_open(idn, &cause)) == NULL) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		*rc = sandbox_errno_unknown() ? EXIT_USAGE : EXIT_SANDBOX;
 	}
@@ -189,7 +189,7 @@ open_or_fail(const char *idn, int *rc)
 int
 fail(const char *cause, int rc)
 {
-	fprintf(stderr, "holt: %s\n", cause);
+	utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 	return rc;
 }
 
@@ -296,7 +296,7 @@ sub_ls(int argc, char **argv)
 			cJSON_AddItemToArray(arr, o);
 		}
 		s = cJSON_Print(arr);
-		printf("%s\n", s);
+		utf8_vis_print(stdout, UTF8_VIS_JSON, "%s\n", s);
 		cJSON_free(s);
 		cJSON_Delete(arr);
 	} else {
@@ -309,10 +309,12 @@ sub_ls(int argc, char **argv)
 			c = sandbox_created(list[i]);
 			/* 2026-11-29T08:40:01.123Z: drop the milliseconds. */
 			snprintf(created, sizeof created, "%.19sZ", c);
-			printf("%-16s  %-16s  %-7s  %-20s  %-20s  %s\n",
+			utf8_vis_print(stdout, 0,
+			    "%-16s  %-16s  %-7s  %-20s  %-20s  %s",
 			    sandbox_id(list[i]), *sandbox_name(list[i]) != '\0' ?
 			    sandbox_name(list[i]) : "-", sandbox_state_name(
 			    sandbox_state(list[i])), created, used, disk);
+			putchar('\n');
 		}
 	}
 	sandbox_list_free(list, n);
@@ -549,7 +551,7 @@ stream_command(struct sandbox *sb, int fd, cJSON *hello, cJSON *req, int tty,
 		while (!done && (r = frame_decoder_next(&dec, &o, &cause)) != 0) {
 			if (r == -1) {
 				tty_restore();
-				fprintf(stderr, "holt: envd: %s\n", cause);
+				utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: envd: %s\n", cause);
 				free(cause);
 				done = 1;
 				break;
@@ -561,8 +563,8 @@ stream_command(struct sandbox *sb, int fd, cJSON *hello, cJSON *req, int tty,
 			ev = json_str(o, "event");
 			if ((err = json_str(o, "error")) != NULL) {
 				tty_restore();
-				fprintf(stderr, "holt: sandbox '%s': %s\n",
-				    sandbox_id(sb), err);
+				utf8_vis_print(stderr, UTF8_VIS_TEXT,
+				    "holt: sandbox '%s': %s\n", sandbox_id(sb), err);
 				rc = EXIT_ERR;
 				done = 1;
 			} else if (ev == NULL)
@@ -916,10 +918,13 @@ sub_service(int argc, char **argv)
 			if (json_num(e, "port", 0) > 0)
 				snprintf(portbuf, sizeof portbuf, "%.0f",
 				    json_num(e, "port", 0));
-			printf("%-16s  %-8s  %-7.0f  %-8.0f  %-5s  %s\n",
+			/* The agent names its services and their commands. */
+			utf8_vis_print(stdout, 0,
+			    "%-16s  %-8s  %-7.0f  %-8.0f  %-5s  %s",
 			    json_str(e, "name"), json_str(e, "state"),
 			    json_num(e, "pid", 0), json_num(e, "restarts", 0),
 			    portbuf, json_str(e, "cmd"));
+			putchar('\n');
 		}
 	} else if (strcmp(act, "logs") == 0) {
 		envd_data_get(reply, &b);
@@ -947,14 +952,14 @@ forward_one(struct sandbox *sb, int conn, int port)
 
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if ((fd = sandbox_connect(sb, &cause)) == -1) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		_exit(1);
 	}
 	req = cJSON_CreateObject();
 	cJSON_AddStringToObject(req, "op", "forward");
 	cJSON_AddNumberToObject(req, "port", port);
 	if ((reply = envd_call(fd, req, &cause)) == NULL) {
-		fprintf(stderr, "holt: sandbox '%s': %s\n", sandbox_id(sb),
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: sandbox '%s': %s\n", sandbox_id(sb),
 		    cause);
 		_exit(1);
 	}

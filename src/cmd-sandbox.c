@@ -105,7 +105,7 @@ sub_create(int argc, char **argv)
 	sb = sandbox_create(&o, &cause);
 	free(image);
 	if (sb == NULL) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		n = strncmp(cause, "name '", 6) == 0 ? EXIT_USAGE :
 		    EXIT_SANDBOX;
 		free(cause);

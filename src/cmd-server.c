@@ -42,7 +42,7 @@ cmd_server_exec(int argc, char **argv)
 		return server_main(1);
 	/* In the background: the same as any client starting it. */
 	if ((fd = client_connect(1, &cause)) == -1) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		return EXIT_ERR;
 	}

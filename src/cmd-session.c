@@ -307,7 +307,7 @@ cmd_default(void)
 		if ((name = session_create(&sn, &cause)) == NULL) {
 			if (isatty(STDERR_FILENO))
 				fputc('\n', stderr);
-			fprintf(stderr, "holt: %s\n", cause);
+			utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 			free(cause);
 			free(repo);
 			return EXIT_USAGE;
@@ -366,7 +366,7 @@ cmd_new_exec(int argc, char **argv)
 			if ((rc = session_new_option(&sn, ch, optarg, &cause)) == 1)
 				continue;
 			if (rc == -1) {
-				fprintf(stderr, "holt new: %s\n", cause);
+				utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt new: %s\n", cause);
 				free(cause);
 				return EXIT_USAGE;
 			}
@@ -387,7 +387,7 @@ cmd_new_exec(int argc, char **argv)
 	if ((name = session_create(&sn, &cause)) == NULL) {
 		if (isatty(STDERR_FILENO) && sn.repo != NULL)
 			fputc('\n', stderr);
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		rc = strncmp(cause, "sandbox", 7) == 0 ? EXIT_SANDBOX : EXIT_USAGE;
 		free(cause);
 		buf_release(&task);

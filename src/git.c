@@ -1802,7 +1802,23 @@ git_diff_impl(const char *ws, const char *base, char **cause)
 struct print_ctx {
 	FILE	*f;
 	int	 colour;
+	int	 vis;	/* a terminal: the agent's bytes escaped */
 };
+
+/* Diff text out: raw into a pipe (git apply takes it), escaped on a tty. */
+static void
+git_print_text(struct print_ctx *pc, const char *s, size_t len)
+{
+	struct buf	 b = BUF_INIT;
+
+	if (!pc->vis) {
+		fwrite(s, 1, len, pc->f);
+		return;
+	}
+	utf8_vis_add(&b, s, len, UTF8_VIS_TEXT);
+	fwrite(buf_str(&b), 1, b.len, pc->f);
+	buf_release(&b);
+}
 
 static int
 git_print_cb(const git_diff_delta *d, const git_diff_hunk *h,
@@ -1834,24 +1850,25 @@ git_print_cb(const git_diff_delta *d, const git_diff_hunk *h,
 		fputc(l->origin, pc->f);
 	if (*on != '\0' && l->content_len > 0 &&
 	    l->content[l->content_len - 1] == '\n') {
-		fwrite(l->content, 1, l->content_len - 1, pc->f);
+		git_print_text(pc, l->content, l->content_len - 1);
 		fputs("\033[m\n", pc->f);
 	} else {
-		fwrite(l->content, 1, l->content_len, pc->f);
+		git_print_text(pc, l->content, l->content_len);
 		if (*on != '\0')
 			fputs("\033[m", pc->f);
 	}
 	return 0;
 }
 
+/* how: 1 colour, 2 a terminal (the caller's, not the jail's pipe). */
 static int
-git_print_diff_impl(const char *ws, const char *base, FILE *f, int colour,
+git_print_diff_impl(const char *ws, const char *base, FILE *f, int how,
     char **cause)
 {
 	git_repository		*repo;
 	git2_diff		*diff;
 	git_patch		*patch = NULL;
-	struct print_ctx	 pc = { f, colour };
+	struct print_ctx	 pc = { f, how & 1, how & 2 };
 	size_t			 i, n;
 	int			 rc = 0;
 
@@ -1868,7 +1885,7 @@ git_print_diff_impl(const char *ws, const char *base, FILE *f, int colour,
 		const git_diff_delta	*d = git_diff_get_delta(diff, i), *e;
 
 		if (delta_is_gitlink(d)) {
-			gitlink_print(d, f, colour);
+			gitlink_print(d, f, pc.colour);
 			continue;
 		}
 		if (i + 1 < n && (e = git_diff_get_delta(diff, i + 1)) != NULL &&
@@ -1930,6 +1947,22 @@ stat_rename_name(const char *a, const char *b)
 		return xprintf("%s => %s", a, b);
 	return xprintf("%.*s{%.*s => %.*s}%s", (int)pfx, a, (int)ma, a + pfx,
 	    (int)mb, b + pfx, a + la - sfx);
+}
+
+/* A name for --stat: the agent's bytes escaped, widths measured after. */
+static char *
+stat_name(const git_diff_delta *d, const char *path)
+{
+	char	*a, *b, *name;
+
+	if (d->status != GIT_DELTA_RENAMED)
+		return utf8_vis(path, 0);
+	a = utf8_vis(d->old_file.path, 0);
+	b = utf8_vis(d->new_file.path, 0);
+	name = stat_rename_name(a, b);
+	free(a);
+	free(b);
+	return name;
 }
 
 struct stat_file {
@@ -2007,11 +2040,7 @@ git_print_stat_impl(const char *ws, const char *base, FILE *f, int width,
 			x = &sf[nf - 1];	/* the add half of a type change */
 		} else {
 			x = &sf[nf++];
-			if (d->status == GIT_DELTA_RENAMED)
-				x->name = stat_rename_name(d->old_file.path,
-				    d->new_file.path);
-			else
-				x->name = xstrdup(path);
+			x->name = stat_name(d, path);
 		}
 		if (d->flags & GIT_DIFF_FLAG_BINARY) {
 			x->binary = bin = 1;
@@ -3909,7 +3938,7 @@ git_print_diff(const char *ws, const char *base, FILE *f, int colour,
     char **cause)
 {
 	struct git_jail_call	 jc = { .op = JAIL_PRINT_DIFF, .base = base,
-	    .n = colour };
+	    .n = (colour ? 1 : 0) | (isatty(fileno(f)) ? 2 : 0) };
 
 	return git_jail_print(ws, &jc, f, cause);
 }

@@ -88,7 +88,7 @@ main(int argc, char **argv)
 		exec_full(orig);
 	log_set_verbose(verbose);
 	if (!cmd_wants_help(argc, argv) && config_load(NULL, &cause) != 0) {
-		fprintf(stderr, "holt: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 		free(cause);
 		return EXIT_USAGE;
 	}

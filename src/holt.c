@@ -144,7 +144,7 @@ main(int argc, char **argv)
 		/* No command: attach or start a session here (holt(1)). */
 		char *cause = NULL;
 		if (config_load(NULL, &cause) != 0) {
-			fprintf(stderr, "holt: %s\n", cause);
+			utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 			free(cause);
 			return EXIT_USAGE;
 		}
@@ -161,7 +161,7 @@ main(int argc, char **argv)
 	    strcmp(ce->name, "version") != 0 && !cmd_wants_help(argc, argv)) {
 		char *cause = NULL;
 		if (config_load(NULL, &cause) != 0) {
-			fprintf(stderr, "holt: %s\n", cause);
+			utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 			free(cause);
 			return EXIT_USAGE;
 		}

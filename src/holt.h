@@ -161,6 +161,23 @@ uint64_t mono_ms(void);		/* monotonic clock, ms */
 int	 utf8_valid(const char *, size_t);
 char	*utf8_repair(const char *, size_t);	/* NULL: valid already */
 unsigned int utf8_repair_json(cJSON *);		/* strings fixed, in place */
+/*
+ * Text the agent or a repository made, made safe to print on a terminal:
+ * every control character (C0, DEL, C1, the bidirectional overrides) and
+ * every ill-formed byte becomes a backslash escape as git quotes names
+ * (\033, \n, \302\233). UTF8_VIS_TEXT keeps newlines, tabs and the CR of
+ * a CRLF (for messages, not names). UTF8_VIS_JSON is for JSON that cJSON
+ * printed (which escapes C0 only): C1 and the overrides become \u escapes
+ * and an ill-formed byte U+FFFD, so the JSON stays valid and means the
+ * same. utf8_vis_print formats, escapes the whole result and writes it:
+ * 0, or -1 on a write error.
+ */
+#define UTF8_VIS_TEXT	0x1
+#define UTF8_VIS_JSON	0x2
+int	 utf8_cp_is_control(unsigned int);	/* the screen's test too */
+void	 utf8_vis_add(struct buf *, const char *, size_t, int flags);
+char	*utf8_vis(const char *, int flags);	/* caller frees */
+int	 utf8_vis_print(FILE *, int flags, const char *, ...) printflike(3, 4);
 
 /*
  * config.c: holt.conf (holt.conf(5)). "key = value" lines, '#' comments,

@@ -8,7 +8,14 @@
  * Each maximal ill-formed subsequence becomes U+FFFD, as Unicode's
  * "substitution of maximal subparts" says: overlong forms, surrogates,
  * code points past U+10FFFF and truncated sequences are all ill-formed.
+ *
+ * Text that leaves for a terminal (a file name in holt diff --stat, a
+ * message in holt log, an error) goes through utf8_vis: a name or a
+ * message the agent or a repository made could otherwise retitle the
+ * window, clear the screen or write into the user's clipboard.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -126,4 +133,127 @@ utf8_repair_json(cJSON *obj)
 	for (c = obj->child; c != NULL; c = c->next)
 		n += utf8_repair_json(c);
 	return n;
+}
+
+/*
+ * Whether the code point of a well-formed sequence is a control a terminal
+ * acts on or that reorders what it shows: C1 (U+0080-U+009F, which
+ * terminals may read as ESC [ and the like) and the bidirectional
+ * overrides and isolates (U+202A-U+202E, U+2066-U+2069).
+ */
+static unsigned int
+utf8_cp(const unsigned char *p, size_t len)
+{
+	if (len == 2)
+		return ((p[0] & 0x1fU) << 6) | (p[1] & 0x3fU);
+	if (len == 3)
+		return ((p[0] & 0x0fU) << 12) | ((p[1] & 0x3fU) << 6) |
+		    (p[2] & 0x3fU);
+	return 0x10000;		/* 4 bytes: no control among them */
+}
+
+int
+utf8_cp_is_control(unsigned int cp)
+{
+	return cp < 0x20 || (cp >= 0x7f && cp <= 0x9f) ||
+	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+static int
+utf8_is_control(const unsigned char *p, size_t len)
+{
+	return utf8_cp_is_control(utf8_cp(p, len));
+}
+
+static void
+utf8_vis_byte(struct buf *b, unsigned char c)
+{
+	switch (c) {
+	case '\n':
+		buf_adds(b, "\\n");
+		break;
+	case '\r':
+		buf_adds(b, "\\r");
+		break;
+	case '\t':
+		buf_adds(b, "\\t");
+		break;
+	default:
+		buf_addf(b, "\\%03o", c);
+		break;
+	}
+}
+
+void
+utf8_vis_add(struct buf *b, const char *s, size_t n, int flags)
+{
+	const unsigned char	*p = (const unsigned char *)s;
+	size_t			 i = 0, len, bad, k;
+	unsigned char		 c;
+
+	while (i < n) {
+		c = p[i];
+		if (c >= 0x20 && c < 0x7f) {
+			buf_addc(b, (char)c);
+			i++;
+			continue;
+		}
+		if (c < 0x80) {
+			if ((flags & (UTF8_VIS_TEXT|UTF8_VIS_JSON)) &&
+			    (c == '\n' || c == '\t' || (c == '\r' &&
+			    i + 1 < n && p[i + 1] == '\n')))
+				buf_addc(b, (char)c);
+			else if (flags & UTF8_VIS_JSON)
+				buf_addf(b, "\\u%04x", c);
+			else
+				utf8_vis_byte(b, c);
+			i++;
+			continue;
+		}
+		if ((len = utf8_seq(p + i, n - i, &bad)) == 0)
+			len = bad;
+		else if (!utf8_is_control(p + i, len)) {
+			buf_add(b, s + i, len);
+			i += len;
+			continue;
+		}
+		if (flags & UTF8_VIS_JSON) {
+			/* Inside a JSON string: \\uXXXX, or U+FFFD. */
+			if (utf8_seq(p + i, n - i, &bad) == 0)
+				buf_adds(b, UTF8_REPLACEMENT);
+			else
+				buf_addf(b, "\\u%04x", utf8_cp(p + i, len));
+		} else {
+			for (k = 0; k < len; k++)	/* ill-formed, or a control */
+				utf8_vis_byte(b, p[i + k]);
+		}
+		i += len;
+	}
+}
+
+char *
+utf8_vis(const char *s, int flags)
+{
+	struct buf	 b = BUF_INIT;
+
+	utf8_vis_add(&b, s != NULL ? s : "", s != NULL ? strlen(s) : 0,
+	    flags);
+	return buf_detach(&b, NULL);
+}
+
+int
+utf8_vis_print(FILE *f, int flags, const char *fmt, ...)
+{
+	struct buf	 b = BUF_INIT, out = BUF_INIT;
+	va_list		 ap;
+	int		 r;
+
+	va_start(ap, fmt);
+	buf_vaddf(&b, fmt, ap);
+	va_end(ap);
+	utf8_vis_add(&out, buf_str(&b), b.len, flags);
+	r = fwrite(buf_str(&out), 1, out.len, f) == out.len ? 0 : -1;
+	buf_release(&b);
+	buf_release(&out);
+	return r;
 }

@@ -12,6 +12,8 @@
 #					in FILE, its pid in $stallpid
 #	descendants PID			the processes under PID, itself
 #					included, deepest first
+#	on_pty CMD...			run CMD on a pseudo-terminal, its
+#					output on stdout
 
 GIT_TOOL=${GIT_TOOL:-$HOLT_BUILD_DIR/tests/git-tool}
 git_tool() {
@@ -93,5 +95,27 @@ descendants() {
 	    out.append((d, p))
 	    todo += [(k, d + 1) for k in kids.get(p, [])]
 	print("\n".join(p for d, p in sorted(out, reverse=True)))
+	EOF
+}
+
+# Run a command with a terminal (a pty) as its output; the bytes it wrote
+# on stdout.
+on_pty() {
+	python3 - "$@" <<-\EOF
+	import os, pty, sys
+	pid, fd = pty.fork()
+	if pid == 0:
+	    os.execvp(sys.argv[1], sys.argv[1:])
+	out = b""
+	while True:
+	    try:
+	        b = os.read(fd, 65536)
+	    except OSError:
+	        break
+	    if not b:
+	        break
+	    out += b
+	os.waitpid(pid, 0)
+	sys.stdout.buffer.write(out)
 	EOF
 }

@@ -191,26 +191,9 @@ test_expect_success 'holt diff: an unknown session is exit 2, a bad option too' 
 '
 
 test_expect_success PYTHON 'holt diff colours a terminal, NO_COLOR turns it off' '
-	cat >run-on-pty.py <<-\EOF &&
-	import os, pty, sys
-	pid, fd = pty.fork()
-	if pid == 0:
-	    os.execvp(sys.argv[1], sys.argv[1:])
-	out = b""
-	while True:
-	    try:
-	        b = os.read(fd, 65536)
-	    except OSError:
-	        break
-	    if not b:
-	        break
-	    out += b
-	os.waitpid(pid, 0)
-	sys.stdout.buffer.write(out)
-	EOF
-	python3 run-on-pty.py $HOLT diff -t s1 >coloured &&
+	on_pty $HOLT diff -t s1 >coloured &&
 	grep "$(printf "\033")\[32m+two" coloured &&
-	NO_COLOR=1 python3 run-on-pty.py $HOLT diff -t s1 >plain &&
+	NO_COLOR=1 on_pty $HOLT diff -t s1 >plain &&
 	grep "^+two" plain && ! grep -q "$(printf "\033")" plain
 '
 

@@ -1,7 +1,8 @@
 /*
  * text.c: UTF-8 text on a terminal grid. Widths come from wcwidth (CJK and
- * emoji take two cells), an invalid byte or a control character takes one
- * cell and is drawn as '?', a tab takes TEXT_TAB cells, and CSI escape
+ * emoji take two cells), an invalid byte or a control character (C0, DEL,
+ * C1, the bidi overrides: utf8_cp_is_control, as the command line escapes
+ * them) takes one cell and is drawn as '?', a tab takes TEXT_TAB cells, and CSI escape
  * sequences ("ESC [ ... final", such as SGR colours kept in program output)
  * take none. Every function costs O(bytes looked at), so views only measure
  * what they draw.
@@ -64,6 +65,11 @@ text_next(const unsigned char *s, size_t len, wchar_t *wc, int *w)
 	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
 	    (cp >= 0xd800 && cp <= 0xdfff))
 		goto bad;
+	if (utf8_cp_is_control(cp)) {	/* C1, bidi overrides: as C0 */
+		*wc = (wchar_t)-1;
+		*w = 1;
+		return n;
+	}
 	*wc = (wchar_t)cp;
 	cw = wcwidth(*wc);
 	if (cw < 0)

@@ -1,4 +1,7 @@
-/* Unit tests of struct buf (buf.c) and the atomic file write (file.c). */
+/*
+ * Unit tests of struct buf (buf.c), the atomic file write (file.c) and
+ * text made safe for a terminal (utf8.c).
+ */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -51,12 +54,43 @@ test_atomic_write(void **state)
 	free(path);
 }
 
+static void
+check_vis(const char *in, int flags, const char *want)
+{
+	char	*got = utf8_vis(in, flags);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void
+test_utf8_vis(void **state)
+{
+	/* Names: every control character becomes an escape. */
+	check_vis("plain-name.c", 0, "plain-name.c");
+	check_vis("evil\033]2;pwned\007name", 0, "evil\\033]2;pwned\\007name");
+	check_vis("a\nb\tc\rd\177", 0, "a\\nb\\tc\\rd\\177");
+	check_vis("\033[2J", 0, "\\033[2J");
+	/* C1 CSI (U+009B) as UTF-8, a stray byte, a bidi override. */
+	check_vis("x\xc2\x9b" "31my", 0, "x\\302\\23331my");
+	check_vis("bad\xff\x9b", 0, "bad\\377\\233");
+	check_vis("a\xe2\x80\xae" "b", 0, "a\\342\\200\\256b");
+	/* Text other than controls passes: accents, CJK, emoji, backslash. */
+	check_vis("caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80 a\\b", 0,
+	    "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x98\x80 a\\b");
+	/* Messages keep their lines, tabs and CRLF; a lone CR is escaped. */
+	check_vis("one\r\ntwo\tthree\rfour\033[31m\n", UTF8_VIS_TEXT,
+	    "one\r\ntwo\tthree\\rfour\\033[31m\n");
+	check_vis(NULL, 0, "");
+}
+
 int
 main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_buf_grow_and_format),
 		cmocka_unit_test(test_atomic_write),
+		cmocka_unit_test(test_utf8_vis),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -24,6 +24,9 @@ test_width(void **state)
 	/* A truncated UTF-8 sequence is not read past its end. */
 	assert_int_equal(text_width("\xe6\x97", 2), 2);
 	assert_int_equal(text_width("\t", 1), 4);
+	/* C1 CSI and a bidi override: one '?' each, as C0, never passed on. */
+	assert_int_equal(text_width("\xc2\x9b", 2), 1);
+	assert_int_equal(text_width("\xe2\x80\xae", 3), 1);
 }
 
 static void
