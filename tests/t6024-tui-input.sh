@@ -207,6 +207,41 @@ test_expect_success TMUX 'an edit is drawn as a stat line that expands to a colo
 	tui_wait a "write_file docs/new.md  +3 -0"
 '
 
+test_expect_success TMUX 'the agent'"'"'s Markdown is rendered; wide characters are never cut' '
+	python3 - >md.json <<-\PY &&
+	import json
+	text = "\n".join([
+	    "# The plan",
+	    "Use \x60parse_week\x60 with **care**, see [the docs](https://example.com/d).",
+	    "- first item",
+	    "- second item",
+	    "\x60\x60\x60c",
+	    "int main(void) { return 0; } // the end",
+	    "\x60\x60\x60",
+	    "\x60\x60\x60python",
+	    "def f(): return \"s\"",
+	    "\x60\x60\x60",
+	    "\x60\x60\x60",
+	    "\u6f22" * 130,
+	    "\x60\x60\x60"])
+	print(json.dumps({"event": {"type": "assistant.message", "text": text,
+	                            "tool_calls": []}}))
+	PY
+	fake_ctl "$(cat md.json)" &&
+	tui_wait a "││The plan" &&
+	! tui_screen a | grep -a "# The plan" &&
+	tui_wait a "││Use parse_week with care, see the docs\. " &&
+	tui_wait a "││• first item" &&
+	tui_wait a "│││ int main(void) { return 0; } // the end" &&
+	tui_wait a "│││ def f(): return \"s\"" &&
+	$TUI_TMUX capture-pane -e -p -t a >colours &&
+	grep -a "main" colours | grep -a -q "35mint" &&
+	grep -a "35mdef" colours | grep -a -q "\[32m\"s\"" &&
+	tui_screen a | grep -a "│││ 漢漢漢" >wide &&
+	test_line_count -gt 1 wide &&
+	! grep -a "�" wide
+'
+
 test_expect_success TMUX 'cleanup' '
 	tui_stop &&
 	fake_stop

@@ -13,7 +13,7 @@ screen() {
 
 test_expect_success BWRAP,TMUX,PYTHON 'the demo runs to its end' '
 	test_when_finished "$T kill-server" &&
-	$T new-session -d -s demo -x 160 -y 45 "$HOLT demo; echo demo-exit=\$?; sleep 60" &&
+	$T new-session -d -s demo -x 160 -y 45 "env -u TMUX $HOLT demo; echo demo-exit=\$?; sleep 60" &&
 	test_wait_for 300 "screen | grep -q \"approval needed\"" &&
 	screen >s1 &&
 	grep "curl -s http://127.0.0.1:8000/index.html" s1 &&

@@ -67,7 +67,12 @@ void	 tui_demo_mode(int);
 	X(MODAL,	"modal",	-1, -1, 0) \
 	X(MODAL_BORDER,	"modal.border",	COLOR_YELLOW, -1, A_BOLD) \
 	X(INPUT,	"input",	-1, -1, 0) \
-	X(HINT,		"hint",		-1, -1, A_DIM)
+	X(HINT,		"hint",		-1, -1, A_DIM) \
+	X(SYN_KEYWORD,	"syntax.keyword", COLOR_MAGENTA, -1, A_BOLD) \
+	X(SYN_STRING,	"syntax.string", COLOR_GREEN, -1, 0) \
+	X(SYN_COMMENT,	"syntax.comment", -1, -1, A_DIM) \
+	X(SYN_NUMBER,	"syntax.number", COLOR_CYAN, -1, 0) \
+	X(HEADING,	"heading",	-1, -1, A_BOLD | A_UNDERLINE)
 
 enum ui_role {
 #define X(id, name, fg, bg, at) ROLE_##id,
@@ -163,6 +168,19 @@ int	 text_draw_sgr(WINDOW *, int y, int x, const char *s, size_t len,
 void	 text_sgr_apply(const char *params, size_t len, attr_t base,
 	     int basepair, attr_t *attr, int *fg, int *bg);
 void	 text_clear_to(WINDOW *, int y, int x, int to, attr_t);
+
+/*
+ * syntax.c: code and Markdown colours. syntax_lang: the language of a
+ * fence's name ("c", "py", "ts", "sh", "diff" ...), or -1. syntax_draw:
+ * one line of code in LANG (-1: plain) at most COLS cells; returns the
+ * cells used. syntax_draw_inline: a line of text with `code`, **bold** and
+ * [links](url) drawn, their marks not.
+ */
+int	 syntax_lang(const char *name, size_t len);
+int	 syntax_draw(WINDOW *, int y, int x, const char *s, size_t len,
+	     int cols, int lang);
+int	 syntax_draw_inline(WINDOW *, int y, int x, const char *s, size_t len,
+	     int cols, enum ui_role);
 
 /* The panes of the screen. */
 enum pane_id {

@@ -48,6 +48,9 @@ struct row {
 	int		 indent;
 	int		 tool;		/* the tool line of an item */
 	const char	*lead;		/* drawn in the indent */
+	int		 code;		/* a line of a fenced block */
+	int		 lang;		/* its language (syntax_lang), or -1 */
+	int		 md;		/* text with inline Markdown */
 };
 
 struct rows {
@@ -87,7 +90,42 @@ rows_add(struct rows *r, const char *s, size_t len, enum ui_role role,
 	r->v[r->n].indent = indent;
 	r->v[r->n].tool = 0;
 	r->v[r->n].lead = lead;
+	r->v[r->n].code = 0;
+	r->v[r->n].lang = -1;
+	r->v[r->n].md = 0;
 	r->n++;
+}
+
+/*
+ * A Markdown line's block form: a heading ("## x": its text, *role
+ * HEADING) or a list item ("- x", "* x", "1. x": *lead "•" or kept, and
+ * the indent of its text). Returns the bytes of marks to skip.
+ */
+static size_t
+rows_md_block(const char *line, size_t len, enum ui_role *role, int *hang)
+{
+	size_t	 i = 0, d;
+
+	*hang = 0;
+	while (i < len && i < 6 && line[i] == '#')
+		i++;
+	if (i > 0 && i < len && line[i] == ' ') {
+		*role = ROLE_HEADING;
+		return i + 1;
+	}
+	for (i = 0; i < len && line[i] == ' '; i++)
+		;
+	if (i + 1 < len && strchr("-*+", line[i]) != NULL &&
+	    line[i + 1] == ' ') {
+		*hang = (int)i + 2;
+		return 0;
+	}
+	for (d = i; d < len && line[d] >= '0' && line[d] <= '9'; d++)
+		;
+	if (d > i && d + 1 < len && (line[d] == '.' || line[d] == ')') &&
+	    line[d + 1] == ' ')
+		*hang = (int)(d + 2);
+	return 0;
 }
 
 /* Wrap the lines of S into rows of WIDTH - INDENT cells. */
@@ -96,8 +134,9 @@ rows_text(struct rows *r, const char *s, int width, enum ui_role role,
     int indent, int markdown, size_t maxlines)
 {
 	const char	*line, *nl;
-	size_t		 len, off, n, lines = 0;
-	int		 code = 0, cols = width - indent;
+	size_t		 len, off, n, lines = 0, skip;
+	int		 code = 0, cols = width - indent, lang = -1, hang;
+	enum ui_role	 lrole;
 
 	if (cols < 4)
 		cols = 4;
@@ -111,6 +150,9 @@ rows_text(struct rows *r, const char *s, int width, enum ui_role role,
 		}
 		if (markdown && len >= 3 && strncmp(line, "```", 3) == 0) {
 			code = !code;
+			/* "```python": the block's language, for colours. */
+			lang = code ? syntax_lang(line + 3, strcspn(line + 3,
+			    " \t{\n")) : -1;
 			rows_add(r, line, len, ROLE_DIM, indent, NULL);
 			continue;
 		}
@@ -118,18 +160,40 @@ rows_text(struct rows *r, const char *s, int width, enum ui_role role,
 			rows_add(r, "", 0, role, indent, NULL);
 			continue;
 		}
-		for (off = 0; off < len; off += n) {
-			if (code) {
+		if (code) {
+			for (off = 0; off < len; off += n) {
 				n = text_fit(line + off, len - off, cols - 2,
 				    NULL);
-				if (n == 0)
+				if (n == 0) {
+					/* A wide character: whole, never cut. */
 					n = 1;
+					while (off + n < len &&
+					    (line[off + n] & 0xc0) == 0x80)
+						n++;
+				}
 				rows_add(r, line + off, n, ROLE_CODE,
 				    indent + 2, "│");
-			} else {
-				n = text_wrap_next(line, len, off, cols);
-				rows_add(r, line + off, n, role, indent, NULL);
+				r->v[r->n - 1].code = 1;
+				r->v[r->n - 1].lang = lang;
 			}
+			continue;
+		}
+		lrole = role;
+		hang = 0;
+		if (markdown && (skip = rows_md_block(line, len, &lrole,
+		    &hang)) > 0) {
+			line += skip;
+			len -= skip;
+		}
+		/* A list item's wrapped rows hang under its text. */
+		for (off = 0; off < len; off += n) {
+			n = text_wrap_next(line, len, off, off == 0 ? cols :
+			    cols - hang);
+			rows_add(r, line + off, n, lrole, indent + (off == 0 ?
+			    0 : hang), NULL);
+			/* 2: a list item's first row, its mark drawn "•". */
+			r->v[r->n - 1].md = markdown ? (off == 0 && hang > 0 &&
+			    strchr("-*+", line[hang - 2]) != NULL ? 2 : 1) : 0;
 		}
 	}
 }
@@ -541,8 +605,22 @@ agent_draw_row(struct agent *a, WINDOW *win, int y, struct item *it,
 		text_draw_role(win, y, r->indent - 2 < 0 ? 0 : r->indent - 2,
 		    r->lead, strlen(r->lead), 1, r->role == ROLE_CODE ?
 		    ROLE_DIM : r->role);
-	text_draw_role(win, y, r->indent, r->s, r->len, a->w - r->indent,
-	    r->role);
+	if (r->code)
+		syntax_draw(win, y, r->indent, r->s, r->len, a->w - r->indent,
+		    r->lang);
+	else if (r->md == 2 && (off = strspn(r->s, " ")) + 2 <= r->len) {
+		/* "  - item": the mark becomes a bullet. */
+		x = r->indent + text_width(r->s, off);
+		text_draw_role(win, y, x, "•", strlen("•"), a->w - x,
+		    ROLE_DIM);
+		syntax_draw_inline(win, y, x + 2, r->s + off + 2, r->len - off -
+		    2, a->w - x - 2, r->role);
+	} else if (r->md)
+		syntax_draw_inline(win, y, r->indent, r->s, r->len,
+		    a->w - r->indent, r->role);
+	else
+		text_draw_role(win, y, r->indent, r->s, r->len,
+		    a->w - r->indent, r->role);
 	if (a->search == NULL || *a->search == '\0')
 		return;
 	plen = strlen(a->search);
