@@ -1685,6 +1685,29 @@ agent_model_spec(struct agent *a)
 }
 
 /*
+ * Something the user must hear of when the session starts (an error event
+ * at agent_start, so attaching shows it), and the server log now.
+ */
+static void
+agent_warn(struct agent *a, const char *fmt, ...)
+{
+	va_list	 ap;
+	char	*msg, *old = a->warning;
+
+	va_start(ap, fmt);
+	xvasprintf(&msg, fmt, ap);
+	va_end(ap);
+	log_warnx("session '%s': %s", a->name, msg);
+	if (old == NULL)
+		a->warning = msg;
+	else {
+		a->warning = xprintf("%s; %s", old, msg);
+		free(old);
+		free(msg);
+	}
+}
+
+/*
  * The repository's own .holt/policy, which may only tighten. The workspace
  * is hostile: the file must be a regular file really inside it (no link
  * out to a host file), and a broken one is reported, not fatal, so that a
@@ -1705,18 +1728,15 @@ agent_workspace_policy(struct agent *a)
 	if (!S_ISREG(sb.st_mode) || realws == NULL || real == NULL ||
 	    strncmp(real, realws, strlen(realws)) != 0 ||
 	    real[strlen(realws)] != '/') {
-		a->warning = xprintf("the workspace's %s is not a regular file "
-		    "inside the workspace: ignored", POLICY_WORKSPACE_FILE);
+		agent_warn(a, "the workspace's %s is not a regular file inside "
+		    "the workspace: ignored", POLICY_WORKSPACE_FILE);
 		goto out;
 	}
 	if (policy_load_file(a->policy, real, "workspace", &cause) != 0) {
-		a->warning = xprintf("the workspace's policy is ignored: %s",
-		    cause);
+		agent_warn(a, "the workspace's policy is ignored: %s", cause);
 		free(cause);
 	}
 out:
-	if (a->warning != NULL)
-		log_warnx("session '%s': %s", a->name, a->warning);
 	free(real);
 	free(realws);
 	free(path);
@@ -1813,7 +1833,7 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	if ((events = eventlog_read(name, &warning, cause)) == NULL)
 		goto fail;
 	if (warning != NULL) {
-		log_warnx("%s", warning);
+		agent_warn(a, "%s", warning);	/* the user sees it too */
 		free(warning);
 	}
 	a->cx = context_new(agent_model_spec(a));

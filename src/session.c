@@ -211,6 +211,7 @@ eventlog_open(const char *name, char **cause)
 	char		*dir, *torn;
 	struct stat	 sb;
 	char		 c;
+	int		 exists;
 
 	if (session_name_valid(name, cause) != 0)
 		return NULL;
@@ -223,9 +224,25 @@ eventlog_open(const char *name, char **cause)
 	el = xcalloc(1, sizeof *el);
 	el->path = paths_join(dir, "events.jsonl");
 	free(dir);
-	el->fd = open(el->path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	/*
+	 * A session (session.json is written after the log's first line)
+	 * whose log is gone or empty has lost its history: an error, never
+	 * a fresh empty log.
+	 */
+	exists = session_exists(name);
+	el->fd = open(el->path, O_RDWR | O_APPEND | O_CLOEXEC |
+	    (exists ? 0 : O_CREAT), 0600);
 	if (el->fd == -1 || fstat(el->fd, &sb) != 0) {
-		*cause = xprintf("%s: %s", el->path, strerror(errno));
+		*cause = errno == ENOENT ? xprintf("%s: missing: the session's "
+		    "history is gone (holt kill-session --rm removes what is "
+		    "left)", el->path) : xprintf("%s: %s", el->path,
+		    strerror(errno));
+		eventlog_close(el);
+		return NULL;
+	}
+	if (exists && sb.st_size == 0) {
+		*cause = xprintf("%s: empty: the session's history is gone "
+		    "(holt kill-session --rm removes what is left)", el->path);
 		eventlog_close(el);
 		return NULL;
 	}
@@ -380,6 +397,43 @@ eventlog_read_last(const char *name, size_t last, char **warning,
 	return eventlog_read_tail(name, last, 0, &truncated, warning, cause);
 }
 
+/*
+ * One line of the log, all n bytes of it: exactly one JSON object with a
+ * type. NUL bytes (a block of zeros after a crash) or a second object on
+ * the line (two lines glued together) make it corrupt, never shorter.
+ */
+static cJSON *
+eventlog_parse_line(const char *line, size_t n, const char **why)
+{
+	const char	*end = NULL;
+	cJSON		*ev;
+
+	if (memchr(line, '\0', n) != NULL) {
+		*why = "NUL bytes";
+		return NULL;
+	}
+	ev = cJSON_ParseWithLengthOpts(line, n, &end, 0);
+	if (ev == NULL || !cJSON_IsObject(ev)) {
+		cJSON_Delete(ev);
+		*why = "not a JSON object";
+		return NULL;
+	}
+	while (end != NULL && end < line + n && (*end == ' ' ||
+	    *end == '\t' || *end == '\r'))
+		end++;
+	if (end != line + n) {
+		cJSON_Delete(ev);
+		*why = "more than one event on the line";
+		return NULL;
+	}
+	if (json_str(ev, "type") == NULL) {
+		cJSON_Delete(ev);
+		*why = "no type";
+		return NULL;
+	}
+	return ev;
+}
+
 /* Lines (newlines) in the first n bytes of fd, read a chunk at a time. */
 static unsigned int
 lines_before(int fd, off_t n)
@@ -413,6 +467,8 @@ eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
 	cJSON		*all, *ev;
 	int		 fd;
 	ssize_t		 r;
+	uint64_t	 seq, prev = 0;
+	const char	*why;
 
 	*warning = NULL;
 	*truncated = 0;
@@ -490,21 +546,28 @@ eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
 			break;
 		}
 		*next++ = '\0';
-		if (*line == '\0')
-			continue;
-		ev = cJSON_Parse(line);
-		if (ev == NULL || !cJSON_IsObject(ev) ||
-		    json_str(ev, "type") == NULL) {
-			cJSON_Delete(ev);
-			*cause = xprintf("%s:%u: corrupt event log line", path,
-			    lineno + lines_before(fd, base + (off_t)(first -
-			    data)));
+		if (next - 1 == line)
+			continue;	/* an empty line holds nothing */
+		if ((ev = eventlog_parse_line(line, (size_t)(next - 1 - line),
+		    &why)) == NULL) {
+			*cause = xprintf("%s:%u: corrupt event log line (%s)",
+			    path, lineno + lines_before(fd, base +
+			    (off_t)(first - data)), why);
 			cJSON_Delete(all);
 			free(data);
 			free(path);
 			close(fd);
 			return NULL;
 		}
+		seq = (uint64_t)json_num(ev, "seq", 0);
+		if (prev != 0 && seq != prev + 1 && *warning == NULL)
+			*warning = xprintf("%s:%u: seq %llu %s %llu on the line "
+			    "before%s", path, lineno + lines_before(fd, base +
+			    (off_t)(first - data)), (unsigned long long)seq,
+			    seq <= prev ? "repeats or goes back from" :
+			    "skips ahead of", (unsigned long long)prev,
+			    seq <= prev ? "" : ": events are missing");
+		prev = seq;
 		cJSON_AddItemToArray(all, ev);
 	}
 	free(data);
