@@ -133,6 +133,8 @@ static const struct {
 	  "supervised long-running commands" },
 	{ "forward", "ID PORT [LOCAL_PORT]",
 	  "relay host 127.0.0.1:LOCAL_PORT to PORT inside, until ^C" },
+	{ "watch", "ID [--theme NAME]",
+	  "watch its files and the output of its commands, live, until q" },
 };
 
 void

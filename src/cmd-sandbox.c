@@ -13,6 +13,7 @@
 
 #include "sandbox.h"
 #include "cmd-sandbox.h"
+#include "ui.h"
 
 static int
 parse_size(const char *s, long long *out)
@@ -180,9 +181,31 @@ sub_reset(int argc, char **argv)
 	return rc;
 }
 
+/* holt sandbox watch: the screen's tree and output on any sandbox. */
+static int
+sub_watch(int argc, char **argv)
+{
+	static const struct opt opts[] = { { "theme", 1 } };
+	struct args	 a;
+	char		*cause = NULL;
+	int		 rc = EXIT_OK;
+
+	if (args_parse("watch", argc, argv, opts, nitems(opts), 1, 0, &a) != 0
+	    || a.npos != 1 || a.ncmd != 0)
+		return bad_usage("watch");
+	if (watch_main(a.pos[0], a.val[0], &cause) != 0) {
+		rc = fail(cause, sandbox_errno_unknown() ? EXIT_USAGE :
+		    EXIT_SANDBOX);
+		free(cause);
+	}
+	return rc;
+}
+
 static int
 cmd_sandbox_full(int argc, char **argv)
 {
+	if (strcmp(argv[0], "watch") == 0)
+		return sub_watch(argc, argv);
 	if (strcmp(argv[0], "create") == 0)
 		return sub_create(argc, argv);
 	if (strcmp(argv[0], "reset") == 0)

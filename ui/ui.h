@@ -26,6 +26,11 @@
  */
 int	 tui_main(const char *session, int readonly, const char *theme,
 	     char **cause);
+/*
+ * watch.c: holt sandbox watch: the file tree and the output of every
+ * command of sandbox ID (id or name), live, until q. 0, or -1 + *cause.
+ */
+int	 watch_main(const char *id, const char *theme, char **cause);
 /* holt demo: open the diff review when the run finishes. */
 void	 tui_demo_mode(int);
 
