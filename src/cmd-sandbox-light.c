@@ -114,7 +114,7 @@ static const struct {
 } subs[] = {
 	{ "create", "[--name NAME] [--net off|on|policy] [--memory SIZE] "
 	  "[--pids N] "
-	  "[--image host|PATH]",
+	  "[--image host|PATH] [--idle-pause DURATION]",
 	  "create and start a sandbox, print its id" },
 	{ "ls", "[--json]", "list sandboxes" },
 	{ "exec", "ID [--timeout S] [--cwd DIR] [--env K=V]... [--tty] -- CMD "
@@ -253,6 +253,38 @@ add_e2b(cJSON *o, struct sandbox *sb)
 	cJSON_Delete(j);
 }
 
+/* When a running sandbox will pause if nothing uses it: "in 29m". */
+static void
+pauses_text(struct sandbox *sb, char *out, size_t len, uint64_t *at)
+{
+	long long	 idle = sandbox_idle_pause(sb), left;
+	struct timespec	 ts;
+	uint64_t	 now;
+
+	*at = 0;
+	if (sandbox_state(sb) != SANDBOX_RUNNING) {
+		xstrlcpy(out, "-", len);
+		return;
+	}
+	if (idle <= 0) {
+		xstrlcpy(out, "never", len);
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	now = (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	*at = sandbox_last_used(sb) + (uint64_t)idle;
+	left = (long long)*at - (long long)now;
+	if (left <= 0)
+		xstrlcpy(out, "due", len);
+	else if (left < 60 * 1000)
+		snprintf(out, len, "in %llds", (left + 999) / 1000);
+	else if (left < 3600 * 1000)
+		snprintf(out, len, "in %lldm", (left + 59999) / 60000);
+	else
+		snprintf(out, len, "in %lldh%02lldm", left / 3600000,
+		    (left % 3600000) / 60000);
+}
+
 static int
 sub_ls(int argc, char **argv)
 {
@@ -261,8 +293,8 @@ sub_ls(int argc, char **argv)
 	struct sandbox	**list;
 	size_t		  n, i;
 	cJSON		 *arr, *o;
-	char		  disk[32], used[32], created[32], *s, *ws;
-	uint64_t	  du;
+	char		  disk[32], used[32], created[32], pauses[32], *s, *ws;
+	uint64_t	  du, at;
 	const char	 *c;
 
 	if (args_parse("ls", argc, argv, opts, nitems(opts), 0, 0, &a) != 0 ||
@@ -291,6 +323,14 @@ sub_ls(int argc, char **argv)
 			cJSON_AddNumberToObject(o, "pids", sandbox_pids(list[i]));
 			cJSON_AddStringToObject(o, "image",
 			    sandbox_image(list[i]));
+			cJSON_AddNumberToObject(o, "idle_pause_ms",
+			    (double)sandbox_idle_pause(list[i]));
+			pauses_text(list[i], pauses, sizeof pauses, &at);
+			if (at != 0) {
+				time_text(at, used, sizeof used);
+				cJSON_AddStringToObject(o, "pauses_at", used);
+			} else
+				cJSON_AddNullToObject(o, "pauses_at");
 			ws = sandbox_workspace(list[i]);
 			cJSON_AddStringToObject(o, "workspace", ws);
 			free(ws);
@@ -302,8 +342,8 @@ sub_ls(int argc, char **argv)
 		cJSON_free(s);
 		cJSON_Delete(arr);
 	} else {
-		printf("%-16s  %-16s  %-7s  %-20s  %-20s  %s\n", "ID", "NAME",
-		    "STATE", "CREATED", "LAST USED", "DISK");
+		printf("%-16s  %-16s  %-7s  %-20s  %-20s  %-6s  %s\n", "ID",
+		    "NAME", "STATE", "CREATED", "LAST USED", "DISK", "PAUSES");
 		for (i = 0; i < n; i++) {
 			du = file_du(sandbox_dir(list[i]));
 			human_size(du, disk, sizeof disk);
@@ -311,11 +351,12 @@ sub_ls(int argc, char **argv)
 			c = sandbox_created(list[i]);
 			/* 2026-11-29T08:40:01.123Z: drop the milliseconds. */
 			snprintf(created, sizeof created, "%.19sZ", c);
+			pauses_text(list[i], pauses, sizeof pauses, &at);
 			utf8_vis_print(stdout, 0,
-			    "%-16s  %-16s  %-7s  %-20s  %-20s  %s",
+			    "%-16s  %-16s  %-7s  %-20s  %-20s  %-6s  %s",
 			    sandbox_id(list[i]), *sandbox_name(list[i]) != '\0' ?
 			    sandbox_name(list[i]) : "-", sandbox_state_name(
-			    sandbox_state(list[i])), created, used, disk);
+			    sandbox_state(list[i])), created, used, disk, pauses);
 			putchar('\n');
 		}
 	}
@@ -1177,9 +1218,51 @@ exec_full(int argc, char **argv)
 	return EXIT_ERR;
 }
 
+/*
+ * A paused sandbox a command connects to is resumed first, by holt-full
+ * (the freezer is its business), as "holt sandbox resume ID" would.
+ */
+static int
+light_wake(struct sandbox *sb, char **cause)
+{
+	struct sigaction	 sa, old;
+	char			*full;
+	pid_t			 pid;
+	int			 status, null, r;
+
+	if ((full = paths_find_helper("holt-full")) == NULL) {
+		*cause = xstrdup("holt-full is missing: reinstall holt");
+		return -1;
+	}
+	/* forward ignores SIGCHLD (no zombies): we need this one's status. */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &sa, &old);
+	if ((pid = fork()) == -1)
+		fatal("fork");
+	if (pid == 0) {
+		if ((null = open("/dev/null", O_WRONLY)) != -1)
+			dup2(null, 1);
+		execl(full, "holt-full", "sandbox", "resume", sandbox_id(sb),
+		    (char *)NULL);
+		_exit(127);
+	}
+	free(full);
+	while ((r = waitpid(pid, &status, 0)) == -1 && errno == EINTR)
+		;
+	sigaction(SIGCHLD, &old, NULL);
+	if (r == -1 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		*cause = xprintf("sandbox '%s' is paused and could not be "
+		    "resumed", sandbox_id(sb));
+		return -1;
+	}
+	return 0;
+}
+
 static int
 cmd_sandbox_light_exec(int argc, char **argv)
 {
+	sandbox_wake = light_wake;
 	return cmd_sandbox_dispatch(argc, argv, exec_full);
 }
 

@@ -51,7 +51,8 @@ static int
 sub_create(int argc, char **argv)
 {
 	static const struct opt opts[] = { { "name", 1 }, { "net", 1 },
-	    { "memory", 1 }, { "pids", 1 }, { "image", 1 } };
+	    { "memory", 1 }, { "pids", 1 }, { "image", 1 },
+	    { "idle-pause", 1 } };
 	struct args		 a;
 	struct sandbox_opts	 o;
 	struct sandbox		*sb;
@@ -83,6 +84,12 @@ sub_create(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		o.pids = (int)n;
+	}
+	if (a.val[5] != NULL &&
+	    sandbox_duration_parse(a.val[5], &o.idle_pause_ms) != 0) {
+		fprintf(stderr, "holt: --idle-pause '%s': a duration such as "
+		    "30m, 90s or 2h, or 0 for never\n", a.val[5]);
+		return EXIT_USAGE;
 	}
 	if (a.val[4] != NULL && strcmp(a.val[4], "host") != 0) {
 		if ((image = realpath(a.val[4], NULL)) == NULL ||
@@ -216,6 +223,7 @@ cmd_sandbox_full(int argc, char **argv)
 static int
 cmd_sandbox_exec(int argc, char **argv)
 {
+	sandbox_wake = sandbox_resume;
 	return cmd_sandbox_dispatch(argc, argv, cmd_sandbox_full);
 }
 

@@ -43,6 +43,7 @@ static const struct config_opt config_opts[] = {
 	{ "net", CT_ENUM, "policy", "off|on|policy", "sandbox network" },
 	{ "memory", CT_SIZE, "2G", NULL, "sandbox memory limit" },
 	{ "pids", CT_NUM, "512", NULL, "sandbox process limit" },
+	{ "idle_pause", CT_STR, "30m", NULL, "pause a sandbox idle that long (0: never)" },
 	{ "command_timeout", CT_NUM, "600", NULL, "seconds a command may run" },
 	{ "output_cap", CT_SIZE, "32K", NULL, "tool output given to the model" },
 	{ "context_window", CT_NUM, "0", NULL, "the model's window in tokens (0: from the built-in table)" },

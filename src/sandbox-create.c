@@ -37,6 +37,9 @@ sandbox_opts_config(struct sandbox_opts *o)
 		o->net = SANDBOX_NET_POLICY;
 	o->memory = config_get_num("memory");
 	o->pids = (int)config_get_num("pids");
+	if (sandbox_duration_parse(config_get("idle_pause"),
+	    &o->idle_pause_ms) != 0)
+		o->idle_pause_ms = 30 * 60 * 1000;
 }
 
 struct sandbox *
@@ -136,6 +139,7 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 		cJSON_AddNumberToObject(meta, "host_uid", (double)host_uid);
 	cJSON_AddStringToObject(meta, "image", o->image != NULL ? o->image :
 	    "host");
+	cJSON_AddNumberToObject(meta, "idle_pause_ms", (double)o->idle_pause_ms);
 	/*
 	 * meta.json is written now and made durable (fsync of the file and
 	 * the directory) while bubblewrap starts: the two overlap, and create

@@ -1435,6 +1435,66 @@ reset_root_locked(struct sandbox *sb, char **cause)
 	return was ? start_locked(sb, cause) : 0;
 }
 
+/*
+ * Does a command run in the sandbox? Every exec runs under a holt-shim
+ * (holt-envd(8)); one with a child is a command at work, while the shim
+ * kept ready has none and services run without one. O(processes on the
+ * host), once per idle check.
+ */
+int
+sandbox_busy(struct sandbox *sb)
+{
+	DIR		*d;
+	struct dirent	*de;
+	pid_t		 envd = sandbox_pid(sb), *shims = NULL;
+	struct proc_stat ps;
+	char		 path[300], ns[64], mine[64], comm[32];
+	size_t		 nshims = 0, i;
+	ssize_t		 n;
+	int		 busy = 0, pass, fd;
+
+	if (envd <= 0)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%ld/ns/pid", (long)envd);
+	if ((n = readlink(path, mine, sizeof mine - 1)) <= 0)
+		return 0;
+	mine[n] = '\0';
+	/* Pass 0: the shims of this sandbox; pass 1: their children. */
+	for (pass = 0; pass < 2 && !busy; pass++) {
+		if ((d = opendir("/proc")) == NULL)
+			break;
+		while (!busy && (de = readdir(d)) != NULL) {
+			if (de->d_name[0] < '1' || de->d_name[0] > '9')
+				continue;
+			snprintf(path, sizeof path, "/proc/%s/ns/pid", de->d_name);
+			if ((n = readlink(path, ns, sizeof ns - 1)) <= 0)
+				continue;
+			ns[n] = '\0';
+			if (strcmp(ns, mine) != 0 ||
+			    proc_stat_read((pid_t)atol(de->d_name), &ps) != 0)
+				continue;
+			if (pass == 1) {
+				for (i = 0; i < nshims && !busy; i++)
+					busy = ps.ppid == shims[i];
+				continue;
+			}
+			snprintf(path, sizeof path, "/proc/%s/comm", de->d_name);
+			if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+				continue;
+			n = read(fd, comm, sizeof comm - 1);
+			close(fd);
+			if (n > 0 && strncmp(comm, "holt-shim\n", 10) == 0) {
+				shims = xreallocarray(shims, nshims + 1,
+				    sizeof *shims);
+				shims[nshims++] = ps.pid;
+			}
+		}
+		closedir(d);
+	}
+	free(shims);
+	return busy;
+}
+
 int
 sandbox_reset_root(struct sandbox *sb, char **cause)
 {

@@ -130,6 +130,47 @@ sandbox_load(const char *id, char **cause)
 	return sb;
 }
 
+int (*sandbox_wake)(struct sandbox *, char **);
+
+int
+sandbox_duration_parse(const char *s, long long *ms)
+{
+	char		*end;
+	long long	 v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || v < 0 || v > 1000000000LL)
+		return -1;
+	if (strcmp(end, "ms") == 0)
+		;
+	else if (*end == '\0' || strcmp(end, "s") == 0)
+		v *= 1000;
+	else if (strcmp(end, "m") == 0)
+		v *= 60 * 1000;
+	else if (strcmp(end, "h") == 0)
+		v *= 3600 * 1000;
+	else if (strcmp(end, "d") == 0)
+		v *= 86400 * 1000;
+	else
+		return -1;
+	*ms = v;
+	return 0;
+}
+
+long long
+sandbox_idle_pause(struct sandbox *sb)
+{
+	long long	 ms;
+
+	if (cJSON_GetObjectItemCaseSensitive(sb->meta, "idle_pause_ms") != NULL)
+		return (long long)json_num(sb->meta, "idle_pause_ms", 0);
+	/* Made before the setting existed: holt.conf's. */
+	if (sandbox_duration_parse(config_get("idle_pause"), &ms) != 0)
+		ms = 30 * 60 * 1000;
+	return ms;
+}
+
 const char *
 sandbox_net_name(int net)
 {
@@ -565,9 +606,11 @@ connect_checked(struct sandbox *sb, int wait, char **cause)
 		path = sandbox_path(sb, "run/paused");
 		paused = stat(path, &st) == 0;
 		free(path);
-		if (paused) {
-			*cause = xprintf("sandbox '%s' is paused (holt sandbox "
-			    "resume %s)", sb->id, sb->id);
+		if (paused && (sandbox_wake == NULL ||
+		    sandbox_wake(sb, cause) != 0)) {
+			if (sandbox_wake == NULL)
+				*cause = xprintf("sandbox '%s' is paused (holt "
+				    "sandbox resume %s)", sb->id, sb->id);
 			return -1;
 		}
 		if (wait == 1)

@@ -35,6 +35,7 @@ struct sandbox_opts {
 	long long	 memory;	/* bytes, 0: no limit */
 	int		 pids;		/* max processes, 0: no limit */
 	const char	*image;		/* NULL: the host's; or a rootfs dir */
+	long long	 idle_pause_ms;	/* paused when idle that long; 0 never */
 };
 
 /*
@@ -65,6 +66,17 @@ int	 sandbox_net_parse(const char *, int *);	/* -1: none of those */
 long long sandbox_memory(struct sandbox *);
 int	 sandbox_pids(struct sandbox *);
 uint64_t sandbox_last_used(struct sandbox *);	/* ms since the epoch */
+long long sandbox_idle_pause(struct sandbox *);	/* ms; 0: never */
+/* "30m", "90s", "2h", "500ms", "0": ms into *ms; -1 if it is none */
+int	 sandbox_duration_parse(const char *, long long *ms);
+/*
+ * Set by the CLI's sandbox commands: connecting to a paused sandbox
+ * (exec, sh, put, get, a forwarded connection) resumes it first. NULL
+ * (the server): a paused sandbox is an error, as it says.
+ */
+extern int (*sandbox_wake)(struct sandbox *, char **cause);
+/* A command (not a service) runs in it: seen from the host's /proc. */
+int	 sandbox_busy(struct sandbox *);
 char	*sandbox_workspace(struct sandbox *);	/* host path of workspace/, caller frees */
 char	*sandbox_socket_path(struct sandbox *);	/* run/envd.sock, caller frees */
 

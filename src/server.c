@@ -607,6 +607,36 @@ srv_do_ls(struct srv_client *c)
 	srv_reply_ok(c, rep);
 }
 
+/* For server-idle.c: does a session of ours hold this sandbox? */
+static int
+srv_sandbox_in_use(void *arg, const char *sandbox)
+{
+	struct srv_session	*s;
+	struct srv_client	*c;
+	cJSON			*st;
+	const char		*id;
+	int			 mine;
+
+	(void)arg;
+	for (s = srv_sessions; s != NULL; s = s->next) {
+		if (s->agent == NULL)
+			continue;
+		st = agent_state_json(s->agent);
+		id = json_str(st, "sandbox");
+		mine = id != NULL && strcmp(id, sandbox) == 0;
+		cJSON_Delete(st);
+		if (!mine)
+			continue;
+		if (agent_run_active(s->agent))
+			return 1;
+		for (c = srv_clients; c != NULL; c = c->next) {
+			if (c->attached == s && !c->dead)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 static void
 srv_do_attach(struct srv_client *c, const cJSON *req)
 {
@@ -1007,6 +1037,7 @@ server_main(int foreground)
 {
 	struct sockaddr_un	 sun;
 	struct event		*ev_term, *ev_int, *ev_hup;
+	struct server_idle	*idle;
 	struct event_config	*cfg;
 	struct timeval		 slice = { 0, SRV_BULK_SLICE_MS * 1000 };
 	char			**names, *cause = NULL, *logpath;
@@ -1071,6 +1102,8 @@ server_main(int foreground)
 	if (!foreground)
 		event_add(ev_hup, NULL);
 
+	idle = server_idle_new(srv_base, srv_sandbox_in_use, NULL);
+
 	/* Every session comes back from its log and carries on. */
 	names = session_list(&n);
 	for (i = 0; i < n; i++) {
@@ -1084,6 +1117,7 @@ server_main(int foreground)
 
 	event_base_dispatch(srv_base);
 
+	server_idle_free(idle);
 	while (srv_clients != NULL)
 		srv_client_drop(srv_clients, NULL);
 	srv_reap(-1, 0, NULL);

@@ -27,4 +27,15 @@ struct server_watch *server_watch_new(struct event_base *,
 	    const char *sandbox, server_watch_cb, void *arg);
 void	 server_watch_free(struct server_watch *);
 
+/*
+ * server-idle.c: pause the sandboxes idle longer than their idle_pause.
+ * IN_USE says whether a session of the server holds the sandbox (a
+ * client attached, a run going on).
+ */
+struct server_idle;
+typedef int (*server_idle_in_use)(void *arg, const char *sandbox);
+struct server_idle *server_idle_new(struct event_base *, server_idle_in_use,
+	    void *arg);
+void	 server_idle_free(struct server_idle *);
+
 #endif

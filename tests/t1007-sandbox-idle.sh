@@ -1,0 +1,82 @@
+#!/bin/sh
+# --idle-pause: the server pauses a sandbox nobody uses (not one running a
+# command), and any use resumes it: exec, and a new connection to a
+# forwarded port, which waits for the resume and then goes through.
+. "$(dirname "$0")/lib.sh"
+
+if ! test_have_prereq BWRAP,SYSPYTHON; then
+	echo "1..0 # SKIP needs bubblewrap and /usr/bin/python3"
+	exit 0
+fi
+
+test_when_finished 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
+	holt sandbox rm "${d##*/}"; done'
+
+state() {
+	holt sandbox ls | awk -v n="$1" '$2 == n { print $3 }'
+}
+
+port=$((20000 + $$ % 20000))
+
+http_get() {
+	/usr/bin/python3 -c "import urllib.request, sys
+print(urllib.request.urlopen('http://127.0.0.1:$1/$2', timeout=20).read().decode(), end='')"
+}
+
+test_expect_success '--idle-pause takes a duration; ls shows when it pauses' '
+	test_expect_code 2 holt sandbox create --idle-pause 5x 2>err &&
+	grep "a duration such as 30m" err &&
+	holt sandbox create --name idle --net off --idle-pause 3s >id &&
+	holt sandbox create --name never --net off --idle-pause 0 >id0 &&
+	holt sandbox create --name dflt --net off >id1 &&
+	holt sandbox ls >ls &&
+	grep "^$(cat id)  *idle  *running .* in [1-3]s$" ls &&
+	grep "^$(cat id0)  *never  *running .* never$" ls &&
+	grep "^$(cat id1)  *dflt  *running .* in 30m$" ls &&
+	holt sandbox ls --json >json &&
+	grep "\"idle_pause_ms\":[[:space:]]*3000," json &&
+	grep "\"pauses_at\":[[:space:]]*\"20" json
+'
+
+test_expect_success 'the server pauses it once idle, not the others' '
+	holt -L "$HOLT_SOCKET" ls >/dev/null &&
+	test_wait_for 100 "test \"\$(state idle)\" = paused" &&
+	test "$(state never)" = running &&
+	test "$(state dflt)" = running
+'
+
+test_expect_success 'exec resumes it, transparently' '
+	holt sandbox exec idle -- echo awake >out &&
+	echo awake >expect && test_cmp expect out &&
+	test "$(state idle)" = running
+'
+
+test_expect_success 'a command that runs keeps it from pausing' '
+	{ holt sandbox exec idle -- sleep 8 >/dev/null & } &&
+	cmd=$! &&
+	sleep 6 &&
+	test "$(state idle)" = running &&
+	wait $cmd &&
+	test_wait_for 100 "test \"\$(state idle)\" = paused"
+'
+
+test_expect_success 'a connection to a forwarded port resumes it and goes through' '
+	holt sandbox exec idle -- sh -c "mkdir -p /workspace/www &&
+		echo hello-after-pause >/workspace/www/index.txt" &&
+	holt sandbox service idle create web --port $port -- \
+		python3 -m http.server -d /workspace/www $port &&
+	test_wait_for 50 "holt sandbox exec idle -- python3 -c \"
+import urllib.request
+urllib.request.urlopen(\\\"http://127.0.0.1:$port/index.txt\\\")\"" &&
+	{ $HOLT sandbox forward idle $port 0 >fwd 2>fwd.err & } &&
+	fpid=$! &&
+	test_when_finished "kill $fpid" &&
+	test_wait_for 50 "test -s fwd" &&
+	lport=$(head -n 1 fwd) &&
+	test_wait_for 100 "test \"\$(state idle)\" = paused" &&
+	http_get $lport index.txt >out &&
+	echo hello-after-pause >expect && test_cmp expect out &&
+	test "$(state idle)" = running
+'
+
+test_done
