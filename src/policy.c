@@ -1330,16 +1330,21 @@ static const struct wrapper wrappers[] = {
 	{ "catchsegv", "", "", "", "", 0 },
 };
 
+/* Is w one of the words of list, " a b c "? */
 static int
 word_in(const char *list, const char *w)
 {
-	char	*k;
-	int	 r;
+	const char	*p = list;
+	size_t		 n = strlen(w);
 
-	k = xprintf(" %s ", w);
-	r = strstr(list, k) != NULL;
-	free(k);
-	return r;
+	if (n == 0)
+		return 0;
+	while ((p = strstr(p, w)) != NULL) {
+		if (p > list && p[-1] == ' ' && p[n] == ' ')
+			return 1;
+		p++;
+	}
+	return 0;
 }
 
 static void
@@ -1785,7 +1790,7 @@ globals_filter(struct pctx *c, const struct globals *g, const struct pcmd *pc,
 		}
 		if (t[0] != '-' || t[1] == '\0')
 			break;
-		if (t[1] == '-' || word_in(g->longflags, t)) {
+		if (t[1] == '-' || (t[2] != '\0' && word_in(g->longflags, t))) {
 			lname = xstrndup(t, strcspn(t, "="));
 			eq = strchr(t, '=') != NULL;
 			if (word_in(g->longarg, lname) && !eq) {
