@@ -4,6 +4,9 @@
 #   create, pause, resume, stop+start
 #   streaming 100 MB of stdout vs cat of the same bytes; peak RSS of the
 #   CLI and of envd
+#   the machine (DESIGN 13): create with the overlay, apt-get install vs
+#   the same on the host in a throwaway overlay, 100 MB through the proxy
+#   vs direct, 200 connections held and the proxy's RSS
 # Figures are medians (p50) of several runs, in ms unless said.
 : "${HOLT_BUILD_DIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 if ! command -v bwrap >/dev/null; then
@@ -152,3 +155,101 @@ cli=$(cat "$HOLT_HOME/cli.rss")
 ehwm=$(awk '/^VmHWM/ { print $2 }' /proc/"$envd"/status)
 echo "stream 100 MB                $mbs MB/s   cat $cmbs MB/s   $(ratio "$cmbs" "$mbs")x slower than cat  (budget >= 200 MB/s)"
 echo "  peak RSS: CLI $((cli / 1024)) MB, envd $((ehwm / 1024)) MB  (budget <= 16 MB)"
+
+# --- the sandbox as a machine (DESIGN 13) ---------------------------------
+"$holt" sandbox rm "$id" >/dev/null
+
+# create: the default (overlay root, --net policy with its proxy) and with
+# --net off (the overlay alone)
+for net in policy off; do
+	cr=$(i=0; while [ $i -lt 5 ]; do
+		t0=$(now_ns); c=$("$holt" sandbox create --net $net); t1=$(now_ns)
+		echo "$t0 $t1" | awk '{ printf "%.3f\n", ($2 - $1) / 1e6 }'
+		"$holt" sandbox rm "$c" >/dev/null
+		i=$((i + 1)); done | p50)
+	echo "create --net $net$( [ $net = off ] && echo "   ")       p50 $cr ms  (budget <= 100 ms)"
+done
+
+# apt-get install of a local .deb: in a sandbox (sudo, the overlay) vs on
+# the host in a throwaway overlay of /usr /var /etc (unshare -m, as root)
+if [ "$(id -u)" = 0 ] && command -v dpkg-deb >/dev/null; then
+	d=$HOLT_HOME/deb
+	mkdir -p "$d/pkg/DEBIAN" "$d/pkg/usr/bin"
+	printf "Package: holt-bench\nVersion: 1.0\nArchitecture: all\nMaintainer: b <b@example.org>\nDescription: b\n" \
+		>"$d/pkg/DEBIAN/control"
+	printf "#!/bin/sh\necho ok\n" >"$d/pkg/usr/bin/holt-bench"
+	chmod 755 "$d/pkg/usr/bin/holt-bench"
+	dpkg-deb --build --root-owner-group "$d/pkg" "$d/holt-bench.deb" >/dev/null
+	id=$("$holt" sandbox create --name apt --net off) || exit 1
+	cp "$d/holt-bench.deb" "$HOLT_HOME/data/sandboxes/$id/workspace/"
+	chmod 644 "$HOLT_HOME/data/sandboxes/$id/workspace/holt-bench.deb"
+	: >"$HOLT_HOME/apt-in" >"$HOLT_HOME/apt-host"
+	i=0
+	while [ $i -lt 3 ]; do
+		time_ms 1 "$holt" sandbox exec "$id" -- sudo sh -c \
+			"apt-get install -y ./holt-bench.deb" >>"$HOLT_HOME/apt-in"
+		"$holt" sandbox exec "$id" -- sudo dpkg -r holt-bench >/dev/null 2>&1
+		t=$(mktemp -d "$HOLT_HOME/ov.XXXXXX")
+		time_ms 1 unshare -m sh -c "cd $d && for x in usr var etc; do
+			mkdir -p $t/\$x.u $t/\$x.w &&
+			mount -t overlay overlay -o lowerdir=/\$x,upperdir=$t/\$x.u,workdir=$t/\$x.w /\$x ||
+			exit 1; done; apt-get install -y ./holt-bench.deb" >>"$HOLT_HOME/apt-host"
+		rm -rf "$t"
+		i=$((i + 1))
+	done
+	ai=$(p50 <"$HOLT_HOME/apt-in")
+	ah=$(p50 <"$HOLT_HOME/apt-host")
+	echo "apt-get install ./x.deb      p50 $ai ms   host, throwaway overlay $ah ms   $(ratio "$ai" "$ah")x  (budget <= 2x)"
+	"$holt" sandbox rm "$id" >/dev/null
+fi
+
+# The proxy: 100 MB from a server on the host's loopback, through it (the
+# registry's name mapped by the test-only hosts file) vs direct; then 200
+# connections held through it, and its peak RSS.
+if command -v curl >/dev/null && [ -x /usr/bin/python3 ]; then
+	w=$HOLT_HOME/www
+	mkdir -p "$w"
+	head -c 104857600 /dev/zero >"$w/big"
+	/usr/bin/python3 -c '
+import http.server, socketserver, sys, os
+os.chdir(sys.argv[1])
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+	daemon_threads = True
+class H(http.server.SimpleHTTPRequestHandler):
+	def log_message(self, *a): pass
+s = S(("127.0.0.1", 0), H)
+print(s.server_address[1], flush=True)
+s.serve_forever()' "$w" >"$HOLT_HOME/port" &
+	web=$!
+	while [ ! -s "$HOLT_HOME/port" ]; do sleep 0.1; done
+	port=$(cat "$HOLT_HOME/port")
+	echo "127.0.0.1 deb.debian.org" >"$HOLT_HOME/hosts"
+	id=$(HOLT_PROXY_HOSTS=$HOLT_HOME/hosts "$holt" sandbox create --name px) || exit 1
+	curl -s -o /dev/null "http://127.0.0.1:$port/big"
+	: >"$HOLT_HOME/px" >"$HOLT_HOME/dx"
+	i=0
+	while [ $i -lt 3 ]; do
+		time_ms 1 "$holt" sandbox exec "$id" -- curl -s -o /dev/null \
+			"http://deb.debian.org:$port/big" >>"$HOLT_HOME/px"
+		time_ms 1 curl -s -o /dev/null "http://127.0.0.1:$port/big" \
+			>>"$HOLT_HOME/dx"
+		i=$((i + 1))
+	done
+	px=$(p50 <"$HOLT_HOME/px")
+	dx=$(p50 <"$HOLT_HOME/dx")
+	echo "100 MB through the proxy     $(awk -v t="$px" 'BEGIN { printf "%.0f", 100000 / t }') MB/s   direct on loopback $(awk -v t="$dx" 'BEGIN { printf "%.0f", 100000 / t }') MB/s   $(awk -v a="$dx" -v b="$px" 'BEGIN { printf "%.0f", 100 * a / b }')% of direct  (budget >= 50%)"
+	ppid=$(cut -d" " -f1 "$HOLT_HOME/data/sandboxes/$id/run/proxy.pid")
+	"$holt" sandbox exec "$id" -- python3 -c "
+import socket, time
+held = []
+for i in range(200):
+	s = socket.create_connection(('127.0.0.1', 3128))
+	s.sendall(b'CONNECT deb.debian.org:$port HTTP/1.1\r\n\r\n')
+	held.append(s)
+for s in held:
+	assert s.recv(100).startswith(b'HTTP/1.1 200')
+time.sleep(1)
+" && echo "  200 connections held: proxy RSS $(awk '/^VmRSS/ { print $2 }' /proc/"$ppid"/status) kB, peak $(awk '/^VmHWM/ { print $2 }' /proc/"$ppid"/status) kB  (budget <= 16 MB)"
+	kill $web
+	"$holt" sandbox rm "$id" >/dev/null
+fi
