@@ -192,6 +192,57 @@ test_parts_and_rules(void **state)
 	policy_free(p);
 }
 
+/* Global options moved after the subcommand: the form rules see. */
+static void
+test_global_options(void **state)
+{
+	static const char *cases[][2] = {
+		{ "git -C . push origin", "git push origin -C ." },
+		{ "git --no-pager -c color.ui=always log", "git log" },
+		{ "git --git-dir=.git --work-tree=. status",
+		    "git status --git-dir=.git --work-tree=." },
+		{ "git -pC. diff -- a", "git diff -- a -pC." },
+		{ "npm --silent -w pkg test", "npm test --silent -w pkg" },
+		{ "npm -ws --loglevel=warn run build",
+		    "npm run build -ws --loglevel=warn" },
+		{ "cargo +nightly -q build", "cargo build +nightly -q" },
+		{ "kubectl -n x --context=y get pods",
+		    "kubectl get pods -n x --context=y" },
+		{ "docker -D --log-level debug ps", "docker ps -D --log-level debug" },
+		{ "go -C sub build ./...", "go build ./... -C sub" },
+		{ "git status", "git status" },
+	};
+	static const char *problems[][2] = {
+		{ "git --frob push", "unknown option '--frob' before" },
+		{ "npm -X test", "unknown option '-X' before" },
+		{ "docker -H ssh://h ps", "docker -H can make it run a program" },
+		{ "cargo --config x=y build", "cargo --config can make it run" },
+		{ "git -C sub status", "git in '/workspace/sub'" },
+		{ "git --git-dir=.git -C sub status", "known only at run time" },
+		{ "git -C sub/.. status", "known only at run time" },
+		{ "git --bare log", "git in '/workspace'" },
+		{ "cd a && git log", "git in '/workspace/a'" },
+	};
+	struct policy		*p = policy_new();
+	struct policy_result	*res;
+	size_t			 i;
+
+	for (i = 0; i < nitems(cases); i++) {
+		res = check(p, cases[i][0]);
+		assert_string_equal(res->parts[0].command, cases[i][1]);
+		policy_result_free(res);
+	}
+	for (i = 0; i < nitems(problems); i++) {
+		res = check(p, problems[i][0]);
+		if (strstr(res->reason, problems[i][1]) == NULL)
+			fail_msg("'%s': '%s' has no '%s'", problems[i][0],
+			    res->reason, problems[i][1]);
+		assert_int_equal(res->verdict, POLICY_ASK);
+		policy_result_free(res);
+	}
+	policy_free(p);
+}
+
 static void
 test_json(void **state)
 {
@@ -608,6 +659,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_corpus),
 		cmocka_unit_test(test_parts_and_rules),
+		cmocka_unit_test(test_global_options),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_modes),
 		cmocka_unit_test(test_load_errors),
