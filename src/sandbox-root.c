@@ -350,6 +350,8 @@ sandbox_root_prepare(struct sandbox *sb, char **cause)
 	struct stat	 st;
 	size_t		 i;
 	static const char *need[] = { "usr", "etc", "usr/bin" };
+	static const char *tops[] = { "bin", "sbin", "lib", "lib32", "lib64",
+	    "libx32" };
 
 	if (!sandbox_root_on(sb))
 		return 0;
@@ -357,6 +359,18 @@ sandbox_root_prepare(struct sandbox *sb, char **cause)
 		if ((host = host_image(cause)) == NULL)
 			return -1;
 	} else {
+		for (i = 0; i < nitems(tops); i++) {
+			p = paths_join(image, tops[i]);
+			if (lstat(p, &st) == 0 && !S_ISLNK(st.st_mode)) {
+				*cause = xprintf("image '%s': %s is not a link "
+				    "into usr (holt needs a merged-/usr image: "
+				    "bin, sbin and lib* links into usr)", image,
+				    tops[i]);
+				free(p);
+				return -1;
+			}
+			free(p);
+		}
 		for (i = 0; i < nitems(need); i++) {
 			p = paths_join(image, need[i]);
 			if (stat(p, &st) != 0 || !S_ISDIR(st.st_mode)) {

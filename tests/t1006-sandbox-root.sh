@@ -258,4 +258,49 @@ test_expect_success '--image: what is not a root filesystem is refused' '
 	test_line_count = 3 left
 '
 
+test_expect_success '--image: a split-/usr image is refused, named' '
+	mkdir -p split/usr/bin split/etc split/bin &&
+	test_must_fail holt sandbox create --image "$PWD/split" 2>err &&
+	grep "bin is not a link into usr" err
+'
+
+test_expect_success 'a package that fails to install: a clear error, the rest kept' '
+	mkdir -p bad/DEBIAN bad/usr/bin &&
+	printf "Package: holt-bad\nVersion: 1.0\nArchitecture: all\nMaintainer: t <t@example.org>\nDescription: fails\n" \
+		>bad/DEBIAN/control &&
+	printf "#!/bin/sh\necho the package refuses >&2\nexit 1\n" >bad/DEBIAN/postinst &&
+	chmod 755 bad/DEBIAN/postinst &&
+	dpkg-deb --build --root-owner-group bad bad.deb >/dev/null &&
+	cp bad.deb "$(sbx_dir "$id")/workspace/" &&
+	chmod 644 "$(sbx_dir "$id")/workspace/bad.deb" &&
+	holt sandbox exec m -- sudo dpkg -i holt-one.deb >/dev/null 2>&1 &&
+	test_must_fail holt sandbox exec m -- sudo dpkg -i bad.deb >out 2>&1 &&
+	grep "the package refuses" out &&
+	grep "holt-bad" out &&
+	holt sandbox exec m -- holt-one >out &&
+	echo "holt-one works" >expect && test_cmp expect out &&
+	holt sandbox exec m -- sudo dpkg -r holt-bad >/dev/null 2>&1 &&
+	holt sandbox exec m -- echo alive >out &&
+	echo alive >expect && test_cmp expect out
+'
+
+test_expect_success 'a full disk under the upper layer: ENOSPC, nothing lost' '
+	holt sandbox stop m &&
+	root=$(sbx_dir "$id")/root &&
+	mv "$root" "$root.full" &&
+	mkdir "$root" &&
+	mount -t tmpfs -o size=3m holt-full "$root" &&
+	test_when_finished "holt sandbox stop m; umount \"$root\"; rmdir \"$root\"; mv \"$root.full\" \"$root\"" &&
+	holt sandbox start m &&
+	holt sandbox exec m -- sudo dpkg -i holt-one.deb >/dev/null 2>&1 &&
+	test_must_fail holt sandbox exec m -- sudo dd if=/dev/zero of=/opt/big bs=1M count=8 2>err &&
+	grep "No space left on device" err &&
+	holt sandbox exec m -- holt-one >out &&
+	echo "holt-one works" >expect && test_cmp expect out &&
+	holt sandbox exec m -- sudo rm /opt/big &&
+	holt sandbox exec m -- sh -c "echo still > /workspace/after" &&
+	holt sandbox exec m -- cat /workspace/after >out &&
+	echo still >expect && test_cmp expect out
+'
+
 test_done
