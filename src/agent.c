@@ -1261,8 +1261,12 @@ agent_model_done(void *arg, struct model_reply *r)
 	agent_unique_ids(a, calls);
 	cJSON_AddItemToObject(ev, "tool_calls", calls);
 	agent_set_calls(a, calls);
-	agent_emit(a, ev, 1);
+	/*
+	 * The usage first: the message's fsync makes both durable, so a
+	 * budget never undercounts a message the log has after a crash.
+	 */
 	agent_usage(a, r, NULL);
+	agent_emit(a, ev, 1);
 
 	if (a->ncalls == 0) {
 		agent_finish_run(a, a->last_denied ? "denied" : "done", NULL);
@@ -1946,6 +1950,60 @@ agent_set_steps(struct agent *a, int steps)
 		a->steps_cap = steps;
 }
 
+/* The last event of the conversation is an answer without tool calls. */
+static int
+agent_answered_last(struct agent *a)
+{
+	cJSON	*last = cJSON_GetArrayItem(a->history,
+	    cJSON_GetArraySize(a->history) - 1);
+
+	return last != NULL && strcmp(json_str(last, "type"),
+	    "assistant.message") == 0 &&
+	    cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(last,
+	    "tool_calls")) == 0;
+}
+
+/*
+ * Rebuilt after a crash: was every call of the step before the final
+ * answer denied (the run's reason is then denied, as it would have been)?
+ */
+static int
+agent_step_all_denied(struct agent *a)
+{
+	cJSON		*ev, *prev = NULL, *call;
+	const char	*id;
+	int		 denied, any = 0;
+
+	for (ev = cJSON_GetArrayItem(a->history, cJSON_GetArraySize(
+	    a->history) - 1)->prev; ev != NULL; ev = ev->prev) {
+		if (strcmp(json_str(ev, "type"), "assistant.message") == 0) {
+			prev = ev;
+			break;
+		}
+		if (strcmp(json_str(ev, "type"), "user.message") == 0)
+			return 0;
+	}
+	if (prev == NULL)
+		return 0;
+	cJSON_ArrayForEach(call, cJSON_GetObjectItemCaseSensitive(prev,
+	    "tool_calls")) {
+		id = json_str(call, "id");
+		denied = 0;
+		for (ev = prev->next; ev != NULL && id != NULL; ev = ev->next) {
+			if (strcmp(json_str(ev, "type"), "approval.decided") ==
+			    0 && json_str(ev, "call_id") != NULL &&
+			    strcmp(json_str(ev, "call_id"), id) == 0 &&
+			    json_str(ev, "decision") != NULL &&
+			    strcmp(json_str(ev, "decision"), "deny") == 0)
+				denied = 1;
+		}
+		if (!denied)
+			return 0;
+		any = 1;
+	}
+	return any;
+}
+
 /* A copy of the approval.needed event that asked about c, or NULL. */
 static cJSON *
 agent_pending_event(struct agent *a, struct call *c)
@@ -1992,6 +2050,16 @@ agent_start(struct agent *a)
 			r.interrupted = 1;
 			agent_finish_call(a, c, &r, 0);
 		}
+	}
+	/*
+	 * The run's last word was the model's final answer (no tool calls)
+	 * and the process stopped before run.finished: the run is over, and
+	 * the model is not asked again.
+	 */
+	if (a->run_active && a->ncalls == 0 && agent_answered_last(a)) {
+		agent_finish_run(a, agent_step_all_denied(a) ? "denied" :
+		    "done", NULL);
+		return;
 	}
 	/*
 	 * A question that was waiting when the last process stopped is asked

@@ -25,6 +25,7 @@ struct run_state {
 	struct event		*ev_int;
 	struct event		*ev_term;
 	int			 waiting;	/* for a line on stdin */
+	int			 dispatching;	/* the loop runs */
 	int			 eof;
 	struct buf		 line;
 	struct event		*ev_answer;
@@ -66,7 +67,8 @@ run_finished(void *arg, const char *reason, const char *source)
 	    source : "");
 	rs->reason = rs->reason_buf;
 	rs->source = rs->reason_buf + strlen(reason) + 1;
-	event_base_loopexit(rs->base, NULL);
+	if (rs->dispatching)
+		event_base_loopexit(rs->base, NULL);
 }
 
 /* Answer a waiting approval with the next line of stdin, if there is one. */
@@ -322,16 +324,21 @@ cmd_run_exec(int argc, char **argv)
 		}
 	}
 	if (resume != NULL && task.len > 0) {
+		rs.reason = NULL;	/* a run that ended as it opened */
 		if (agent_message(rs.agent, task.data, "user", &cause) != 0) {
 			utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 			free(cause);
 		}
 	}
-	if (!agent_run_active(rs.agent)) {
+	if (rs.reason != NULL) {
+		/* It ended as it opened (its final answer was logged). */
+		rc = run_exit_status(rs.reason, rs.source);
+	} else if (!agent_run_active(rs.agent)) {
 		fprintf(stderr, "holt: session '%s' has no unfinished run; "
 		    "give a TASK to go on with it\n", name);
 		rc = EXIT_USAGE;
 	} else {
+		rs.dispatching = 1;
 		event_base_dispatch(rs.base);
 		rc = run_exit_status(rs.reason, rs.source);
 	}
