@@ -160,8 +160,10 @@ api_create(struct e2b_server *srv, struct evhttp_request *req)
 		    E2B_MAX_TIMEOUT_S);
 		goto out;
 	}
-	memset(&o, 0, sizeof o);
-	o.net = !cJSON_IsFalse(net);
+	/* holt.conf's memory and pids; the network as E2B has it: the
+	 * internet unless allow_internet_access is false. */
+	sandbox_opts_config(&o);
+	o.net = cJSON_IsFalse(net) ? SANDBOX_NET_OFF : SANDBOX_NET_ON;
 	if ((sb = sandbox_create(&o, &cause)) == NULL) {
 		e2b_reply_error(req, 500, "sandbox: %s", cause);
 		free(cause);

@@ -116,6 +116,25 @@ test_expect_success BWRAP 'the sandbox side: wrong token 401, gone 502, bad call
 		"$E2B_API_URL/files?path=a")" = 415
 '
 
+test_expect_success BWRAP 'allow_internet_access false: no network; timeouts outlive the server' '
+	. ./e2b.env &&
+	test "$(e2b_curl -X POST -H "X-API-KEY: $E2B_API_KEY" \
+		-d "{\"allow_internet_access\":false,\"timeout\":2}" \
+		"$E2B_API_URL/v2/sandboxes")" = 201 &&
+	json_get body sandboxID >id2 &&
+	holt sandbox ls --json >ls.json &&
+	python3 -c "import json,sys
+s = [x for x in json.load(open(\"ls.json\")) if x[\"id\"] == sys.argv[1]][0]
+assert s[\"net\"] == \"off\", s" "$(cat id2)" &&
+	e2b_stop &&
+	e2b_serve &&
+	. ./e2b.env &&
+	test_wait_for 100 "holt sandbox ls | grep \"$(cat id2) .* paused\"" &&
+	test "$(e2b_curl -H "X-API-KEY: $E2B_API_KEY" \
+		"$E2B_API_URL/sandboxes/$(cat id2)")" = 200 &&
+	grep "\"state\":\"paused\"" body
+'
+
 test_expect_success BWRAP 'after all that, the server and the sandbox work' '
 	. ./e2b.env &&
 	s="E2b-Sandbox-Id: $(cat id)" &&
