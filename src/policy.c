@@ -2699,6 +2699,16 @@ judge_item(struct policy *p, enum policy_mode mode, struct pitem *it,
 		return;
 	}
 	switch (mode) {
+	case POLICY_TRUST:
+		/* trust runs what no rule denies: an expansion may hide one */
+		if (!it->anyopts || it->write)
+			break;
+		part->verdict = POLICY_ASK;
+		part->reason = xprintf("%s may get options a deny rule names "
+		    "(--force ...) from %s%s%s", it->words[0], it->optword > 0 ?
+		    "'" : "xargs", it->optword > 0 ? it->words[it->optword] : "",
+		    it->optword > 0 ? "'" : "");
+		return;
 	case POLICY_AUTO:
 	case POLICY_STRICT:
 		if (j.probed == NULL)
