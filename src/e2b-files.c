@@ -81,7 +81,7 @@ fs_connect(struct evhttp_request *req, struct sandbox *sb)
 	char	*cause = NULL;
 	int	 fd;
 
-	if ((fd = sandbox_connect(sb, &cause)) == -1) {
+	if ((fd = e2b_envd_connect(sb, &cause)) == -1) {
 		e2b_reply_connect_error(req, "unavailable", cause);
 		free(cause);
 	}
@@ -301,7 +301,7 @@ files_get(struct evhttp_request *req, struct sandbox *sb)
 	}
 	abs = e2b_path(path);
 	free(path);
-	if ((fd = sandbox_connect(sb, &cause)) == -1) {
+	if ((fd = e2b_envd_connect(sb, &cause)) == -1) {
 		e2b_reply_error(req, 502, "%s", cause);
 		goto out;
 	}
@@ -477,7 +477,7 @@ files_post(struct evhttp_request *req, struct sandbox *sb)
 		free(path);
 		return;
 	}
-	if ((fd = sandbox_connect(sb, &cause)) == -1) {
+	if ((fd = e2b_envd_connect(sb, &cause)) == -1) {
 		e2b_reply_error(req, 502, "%s", cause);
 		free(cause);
 		free(body);

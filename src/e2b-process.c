@@ -833,7 +833,7 @@ unary_envd(struct evhttp_request *req, struct sandbox *sb, cJSON *ereq)
 	cJSON	*rep;
 	int	 fd;
 
-	if ((fd = sandbox_connect(sb, &cause)) == -1) {
+	if ((fd = e2b_envd_connect(sb, &cause)) == -1) {
 		cJSON_Delete(ereq);
 		e2b_reply_connect_error(req, "unavailable", cause);
 		free(cause);

@@ -23,6 +23,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "e2b.h"
 
@@ -173,6 +174,31 @@ e2b_query(struct evhttp_request *req, const char *key)
 		r = xstrdup(v);
 	evhttp_clear_headers(&kv);
 	return r;
+}
+
+int
+e2b_envd_connect(struct sandbox *sb, char **cause)
+{
+	struct timeval	 tv = { E2B_ENVD_TIMEOUT_S, 0 };
+	cJSON		*hello;
+	int		 fd, rc;
+
+	/* The timeouts hold from the hello on (its reply, id 0, is skipped
+	 * by envd_call like any frame not its own). */
+	if ((fd = sandbox_connect_later(sb, cause)) == -1)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+	hello = sandbox_hello_new();
+	rc = frame_write_fd(fd, hello);
+	cJSON_Delete(hello);
+	if (rc != 0) {
+		*cause = xprintf("sandbox '%s': envd: %s", sandbox_id(sb),
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 char *

@@ -84,6 +84,13 @@ char	*e2b_body(struct evhttp_request *, size_t max, size_t *lenp);
 cJSON	*e2b_body_json(struct evhttp_request *, size_t max, char **cause);
 /* A query parameter of the request's URI, or NULL; caller frees. */
 char	*e2b_query(struct evhttp_request *, const char *key);
+/*
+ * A blocking envd connection for one request, as sandbox_connect, but a
+ * call that gets no answer for E2B_ENVD_TIMEOUT_S fails: a sandbox frozen
+ * under a request must not stop the whole server.
+ */
+#define E2B_ENVD_TIMEOUT_S	30
+int	 e2b_envd_connect(struct sandbox *, char **cause);
 /* The Connect code of an envd error message ("not_found", ...). */
 const char *e2b_envd_code(const char *message);
 
