@@ -32,6 +32,7 @@
 
 #include "agent.h"
 #include "agent-tools.h"
+#include "checkpoint.h"
 #include "context.h"
 #include "envd-conn.h"
 #include "model.h"
@@ -46,7 +47,8 @@
 #define INSTRUCTIONS_MAX (64U * 1024)	/* bytes of one instructions file */
 static const char history_types[] = "user.message assistant.message "
     "tool.call approval.needed approval.decided tool.started tool.finished "
-    "run.finished session.created context.compacted";
+    "run.finished session.created context.compacted checkpoint.taken "
+    "session.rewound session.forked";
 
 struct call {
 	char		*id;
@@ -65,6 +67,8 @@ struct call {
 	char		*deny_rule;	/* the rule that denied it */
 	int		 started;
 	int		 finished;
+	int		 checkpointed;	/* checkpoint.taken is in the log */
+	int		 no_checkpoint;	/* it failed: the call cannot be undone */
 };
 
 struct agent {
@@ -130,6 +134,8 @@ struct agent {
 	struct buf		 output_tail;	/* the last bytes, for the log */
 	struct event		*kick;
 	int			 lock_fd;	/* one agent per session */
+	int			 last_step;	/* of checkpoint.taken, ever */
+	int			 opening;	/* in agent_open: no callbacks */
 	char			*warning;	/* told at agent_start */
 	cJSON			*answered;	/* what agent_approve decided */
 
@@ -143,6 +149,10 @@ static void	agent_process(struct agent *);
 static void	agent_finish_run(struct agent *, const char *, const char *);
 static void	agent_request(struct agent *);
 static const char *agent_model_spec(struct agent *);
+static int	agent_rewind_recorded(void *, const char *, char **);
+static int	agent_rewind_done(const cJSON *, const char *);
+static void	agent_no_undo(struct agent *, struct call *,
+		    struct policy_result *);
 
 const char *
 agent_state_name(enum agent_state s)
@@ -191,7 +201,10 @@ agent_pass_on(struct agent *a, cJSON *ev)
 {
 	const char	*type = json_str(ev, "type");
 
-	if (type != NULL && history_type(type))
+	if (type != NULL && (strcmp(type, "session.rewound") == 0 ||
+	    strcmp(type, "session.forked") == 0))
+		session_history_apply(a->history, ev);
+	else if (type != NULL && history_type(type))
 		cJSON_AddItemToArray(a->history, cJSON_Duplicate(ev, 1));
 	if (a->cb.event != NULL)
 		a->cb.event(a->arg, ev);
@@ -619,6 +632,8 @@ agent_rebuild(struct agent *a)
 			    json_str(ev, "rule"));
 		} else if (strcmp(type, "tool.started") == 0)
 			c->started = 1;
+		else if (strcmp(type, "checkpoint.taken") == 0)
+			c->checkpointed = 1;
 		else if (strcmp(type, "tool.finished") == 0)
 			c->finished = 1;
 	}
@@ -993,6 +1008,7 @@ agent_preview_done(void *arg, const char *diff, const char *error)
 		} else {
 			struct policy_result *pr = policy_check_write(a->policy,
 			    a->mode, pc->subject);
+			agent_no_undo(a, c, pr);
 			agent_ask(a, c, "path", pc->subject, pr, diff);
 			policy_result_free(pr);
 		}
@@ -1000,6 +1016,59 @@ agent_preview_done(void *arg, const char *diff, const char *error)
 	free(pc->call_id);
 	free(pc->subject);
 	free(pc);
+}
+
+/*
+ * A checkpoint before a call that can change files (DESIGN 15), so that
+ * it can be undone. When none can be taken, that is said in the log and
+ * the call is marked: in auto mode it then asks (agent_no_undo).
+ */
+static void
+agent_checkpoint(struct agent *a, struct call *c)
+{
+	struct checkpoint_info	 ci;
+	char			*cause = NULL, *msg;
+	cJSON			*ev;
+
+	if (c->checkpointed || c->no_checkpoint)
+		return;
+	if (sandbox_checkpoint(a->sbx, &ci, &cause) != 0) {
+		msg = xprintf("checkpoint before %s failed: %s; it could not "
+		    "be undone, so it is not run without asking", c->name,
+		    cause);
+		free(cause);
+		ev = evlog_new("error");
+		cJSON_AddStringToObject(ev, "message", msg);
+		cJSON_AddStringToObject(ev, "call_id", c->id);
+		cJSON_AddStringToObject(ev, "kind", "checkpoint");
+		agent_emit(a, ev, 1);
+		free(msg);
+		c->no_checkpoint = 1;
+		return;
+	}
+	ev = evlog_new("checkpoint.taken");
+	cJSON_AddNumberToObject(ev, "checkpoint", (double)ci.id);
+	cJSON_AddNumberToObject(ev, "step", ++a->last_step);
+	cJSON_AddStringToObject(ev, "call_id", c->id);
+	cJSON_AddStringToObject(ev, "name", c->name);
+	cJSON_AddNumberToObject(ev, "files", (double)ci.files);
+	cJSON_AddNumberToObject(ev, "changed", (double)ci.changed);
+	cJSON_AddNumberToObject(ev, "bytes", (double)ci.bytes);
+	c->checkpointed = 1;
+	agent_emit(a, ev, 0);
+}
+
+/* Without a checkpoint, what auto mode would allow is asked about. */
+static void
+agent_no_undo(struct agent *a, struct call *c, struct policy_result *pr)
+{
+	if (!c->no_checkpoint || a->mode != POLICY_AUTO ||
+	    pr->verdict != POLICY_ALLOW)
+		return;
+	pr->verdict = POLICY_ASK;
+	free(pr->reason);
+	pr->reason = xstrdup("no checkpoint could be taken, so this could "
+	    "not be undone");
 }
 
 /* Judge one call and start it, ask about it, or refuse it. */
@@ -1033,6 +1102,10 @@ agent_judge(struct agent *a, struct call *c)
 		pr = policy_check_write(a->policy, a->mode, subject);
 		break;
 	}
+	if (pr->verdict != POLICY_DENY) {
+		agent_checkpoint(a, c);
+		agent_no_undo(a, c, pr);
+	}
 	rule = pr->nparts > 0 && pr->parts[0].rule != NULL ?
 	    pr->parts[0].rule : NULL;
 	/*
@@ -1041,7 +1114,7 @@ agent_judge(struct agent *a, struct call *c)
 	 * quoted, so it is data). Deny rules and manual mode still hold.
 	 */
 	if (strcmp(c->name, "run_tests") == 0 && pr->verdict == POLICY_ASK &&
-	    a->mode != POLICY_MANUAL) {
+	    a->mode != POLICY_MANUAL && !c->no_checkpoint) {
 		agent_decide(a, c, "allow", "policy", NULL,
 		    "the session's test command (test_command)");
 		agent_execute(a, c);
@@ -1677,6 +1750,133 @@ agent_envd(struct agent *a, char **cause)
 	return 0;
 }
 
+/* Rewind (DESIGN 15). */
+
+static int
+agent_rewind_done(const cJSON *events, const char *id)
+{
+	const cJSON	*e;
+
+	cJSON_ArrayForEach(e, events) {
+		if (strcmp(json_str(e, "type"), "session.rewound") == 0 &&
+		    json_str(e, "id") != NULL &&
+		    strcmp(json_str(e, "id"), id) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * Log the session.rewound a restore's journal describes (its tag), once:
+ * after a crash it may already be there. Called between the restore and
+ * the journal's removal, so the files and the log agree whatever happens.
+ */
+static int
+agent_rewind_recorded(void *arg, const char *tag, char **cause)
+{
+	struct agent	*a = arg;
+	cJSON		*ev = NULL, *events;
+	const char	*id;
+	char		*warning = NULL;
+
+	if (tag == NULL || (ev = cJSON_Parse(tag)) == NULL ||
+	    (id = json_str(ev, "id")) == NULL) {
+		cJSON_Delete(ev);
+		return 0;	/* a restore by hand: nothing to log */
+	}
+	if ((events = eventlog_read(a->name, &warning, cause)) == NULL) {
+		cJSON_Delete(ev);
+		return -1;
+	}
+	free(warning);
+	if (!agent_rewind_done(events, id)) {
+		cJSON_AddStringToObject(ev, "type", "session.rewound");
+		if (a->opening)
+			eventlog_append(a->log, ev, 1);	/* read back later */
+		else {
+			agent_emit(a, ev, 1);
+			ev = NULL;
+		}
+	}
+	cJSON_Delete(ev);
+	cJSON_Delete(events);
+	return 0;
+}
+
+int
+agent_rewind(struct agent *a, int step, int files, int conversation,
+    const char *rid, const char *by, char **cause)
+{
+	cJSON		*events, *tag;
+	const cJSON	*ck;
+	char		*warning = NULL, *s, *id;
+	long long	 checkpoint;
+	int		 rc;
+
+	if (a->run_active) {
+		*cause = xprintf("session '%s' is working: interrupt it first "
+		    "(holt interrupt -t %s)", a->name, a->name);
+		return -1;
+	}
+	if ((events = eventlog_read(a->name, &warning, cause)) == NULL)
+		return -1;
+	free(warning);
+	/* A client resends a request the server died on: done once. */
+	if (rid != NULL && agent_rewind_done(events, rid)) {
+		cJSON_Delete(events);
+		return 0;
+	}
+	if ((ck = session_find_step(events, step)) == NULL) {
+		if (a->last_step > 0)
+			*cause = xprintf("session '%s': no step %d (the steps "
+			    "are 1 to %d)", a->name, step, a->last_step);
+		else
+			*cause = xprintf("session '%s': no step %d (no "
+			    "checkpoint was taken yet)", a->name, step);
+		cJSON_Delete(events);
+		return -1;
+	}
+	checkpoint = (long long)json_num(ck, "checkpoint", 0);
+	cJSON_Delete(events);
+	if (conversation && session_step_index(a->history, step) < 0) {
+		*cause = xprintf("session '%s': step %d is not in the "
+		    "conversation any more (a rewind went back before it); "
+		    "--files-only can still put its files back", a->name, step);
+		return -1;
+	}
+	if (rid != NULL && *rid != '\0' && strlen(rid) < 128)
+		id = xstrdup(rid);
+	else
+		id = xprintf("rw-%llu-%llu", (unsigned long long)json_now_ms(),
+		    (unsigned long long)eventlog_last_seq(a->log) + 1);
+	tag = cJSON_CreateObject();
+	cJSON_AddStringToObject(tag, "id", id);
+	free(id);
+	cJSON_AddNumberToObject(tag, "to_step", step);
+	cJSON_AddNumberToObject(tag, "checkpoint", (double)checkpoint);
+	cJSON_AddBoolToObject(tag, "files", files);
+	cJSON_AddBoolToObject(tag, "conversation", conversation);
+	if (by != NULL)
+		cJSON_AddStringToObject(tag, "by", by);
+	s = json_print(tag);
+	cJSON_Delete(tag);
+	if (files) {
+		/* The sandbox stops and starts: its connection goes. */
+		envd_conn_free(a->envd);
+		a->envd = NULL;
+		rc = sandbox_restore(a->sbx, checkpoint, s, agent_rewind_recorded,
+		    a, cause);
+	} else
+		rc = agent_rewind_recorded(a, s, cause);
+	free(s);
+	if (rc == 0) {
+		agent_clear_calls(a);
+		a->steps = 0;
+		agent_set_state(a, AGENT_IDLE);
+	}
+	return rc;
+}
+
 /* Public. */
 
 /* The model of the session: session.json, else holt.conf. */
@@ -1755,6 +1955,7 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	cJSON		*events, *ev;
 	char		*warning = NULL, *dir, *msg = NULL;
 	const char	*sbx, *mode, *type;
+	int		 rc;
 
 	a = xcalloc(1, sizeof *a);
 	a->name = xstrdup(name);
@@ -1834,6 +2035,17 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 
 	if ((a->log = eventlog_open(name, cause)) == NULL)
 		goto fail;
+	/* A rewind a crash cut short is finished before anything else. */
+	a->opening = 1;
+	rc = sandbox_recover(a->sbx, agent_rewind_recorded, a, &msg);
+	a->opening = 0;
+	if (rc != 0) {
+		log_warnx("session '%s': %s", name, msg);
+		a->warning = xprintf("an unfinished rewind could not be "
+		    "finished: %s", msg);
+		free(msg);
+		msg = NULL;
+	}
 	if ((events = eventlog_read(name, &warning, cause)) == NULL)
 		goto fail;
 	if (warning != NULL) {
@@ -1843,6 +2055,9 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	a->cx = context_new(agent_model_spec(a));
 	cJSON_ArrayForEach(ev, events) {
 		type = json_str(ev, "type");
+		if (strcmp(type, "checkpoint.taken") == 0 &&
+		    (int)json_num(ev, "step", 0) > a->last_step)
+			a->last_step = (int)json_num(ev, "step", 0);
 		if (strcmp(type, "model.usage") == 0) {
 			a->in_tok += (long long)json_num(ev, "input_tokens", 0);
 			a->out_tok += (long long)json_num(ev, "output_tokens", 0);
@@ -1859,7 +2074,12 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 		}
 	}
 	while ((ev = cJSON_DetachItemFromArray(events, 0)) != NULL) {
-		if (history_type(json_str(ev, "type")))
+		type = json_str(ev, "type");
+		if (strcmp(type, "session.rewound") == 0 ||
+		    strcmp(type, "session.forked") == 0) {
+			session_history_apply(a->history, ev);
+			cJSON_Delete(ev);
+		} else if (history_type(type))
 			cJSON_AddItemToArray(a->history, ev);
 		else
 			cJSON_Delete(ev);

@@ -66,6 +66,13 @@ int	 session_new_option(struct session_new *, int ch, const char *arg,
 /* Create a session: sandbox, repository, session.json, session.created.
  * Returns the session's name (caller frees). */
 char	*session_create(const struct session_new *, char **cause);
+/*
+ * session-fork.c: a new session with from's history before step (0: all
+ * of it) in a sandbox forked from that step's checkpoint (0: from now).
+ * newname NULL: FROM-1, FROM-2, ... Returns the new name (caller frees).
+ */
+char	*session_fork(const char *from, int step, const char *newname,
+	     char **cause);
 /* Remove a session's files and its sandbox. */
 int	 session_remove(const char *name, char **cause);
 
@@ -98,6 +105,13 @@ int	 agent_set_model(struct agent *, const char *spec, const char *by,
  * the next request (mid-run); focus (may be NULL) steers the summary.
  */
 int	 agent_compact_now(struct agent *, const char *focus, char **cause);
+/*
+ * Put the files (files) and the conversation (conversation) back to what
+ * they were before step (DESIGN 15); the session must not be working.
+ * id (or NULL) names the request: one already done is not done again.
+ */
+int	 agent_rewind(struct agent *, int step, int files, int conversation,
+	     const char *id, const char *by, char **cause);
 /* Start or resume the sandbox (after a reboot it is stopped) and connect. */
 int	 agent_wake(struct agent *, char **cause);
 const char *agent_name(struct agent *);

@@ -29,5 +29,8 @@ void	 cmd_on_signal(int);
 int	 cmd_fail(const char *cause);	/* prints; exit status for it */
 void	 cmd_format_event(const cJSON *, struct buf *);	/* a line of text */
 int	 cmd_ls_exec(int, char **);
+/* A request (taken; NULL: none) about session name; NULL: printed, *rc. */
+cJSON	*cmd_session_request(const char *type, const char *name, cJSON *req,
+	     int *rc);
 
 #endif

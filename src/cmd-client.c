@@ -37,7 +37,7 @@ cmd_fail(const char *cause)
 }
 
 /* A request to the server about one session. */
-static cJSON *
+cJSON *
 cmd_session_request(const char *type, const char *name, cJSON *req, int *rc)
 {
 	cJSON	*rep;
@@ -162,6 +162,21 @@ cmd_format_event_raw(const cJSON *ev, struct buf *b)
 		buf_adds(b, cJSON_GetArraySize(cJSON_GetObjectItem(ev, "files"))
 		    > 0 ? "\n" : " none\n");
 	}
+	else if (strcmp(type, "checkpoint.taken") == 0)
+		buf_addf(b, "  step %.0f: checkpoint %.0f before %s (%.0f changed, "
+		    "%.0f bytes stored)\n", json_num(ev, "step", 0),
+		    json_num(ev, "checkpoint", 0), json_str(ev, "name") ?
+		    json_str(ev, "name") : "?", json_num(ev, "changed", 0),
+		    json_num(ev, "bytes", 0));
+	else if (strcmp(type, "session.rewound") == 0)
+		buf_addf(b, "rewound to before step %.0f (%s)\n",
+		    json_num(ev, "to_step", 0), !json_bool(ev, "files", 1) ?
+		    "conversation only" : !json_bool(ev, "conversation", 1) ?
+		    "files only" : "files and conversation");
+	else if (strcmp(type, "session.forked") == 0)
+		buf_addf(b, "forked from session %s%s (sandbox %s)\n",
+		    json_str(ev, "from"), cJSON_GetObjectItem(ev, "at_step") ?
+		    " before a step" : "", json_str(ev, "sandbox"));
 	else if (strcmp(type, "session.created") == 0)
 		buf_addf(b, "session %s created (sandbox %s, model %s)\n",
 		    json_str(ev, "name"), json_str(ev, "sandbox"),

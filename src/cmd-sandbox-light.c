@@ -128,6 +128,12 @@ static const struct {
 	{ "start", "ID", "start a stopped sandbox and its services" },
 	{ "rm", "ID", "stop the sandbox and delete its files" },
 	{ "reset", "ID --root", "drop what was installed over the image" },
+	{ "checkpoint", "ID [--list] [--json]",
+	  "checkpoint the sandbox's files, or list the checkpoints" },
+	{ "restore", "ID CHECKPOINT",
+	  "put the files of a checkpoint back, restart the services" },
+	{ "fork", "ID [--name NAME] [--at CHECKPOINT]",
+	  "a new sandbox with a copy of the files, services restarted" },
 	{ "service", "ID create NAME [--port P] -- CMD | ls | logs NAME "
 	  "[--lines N] | restart NAME | stop NAME",
 	  "supervised long-running commands" },

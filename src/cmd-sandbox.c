@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "sandbox.h"
 #include "cmd-sandbox.h"
 #include "ui.h"
@@ -159,6 +160,146 @@ sub_lifecycle(int argc, char **argv)
 	return EXIT_OK;
 }
 
+static void
+checkpoint_print(const struct checkpoint_info *ci, int json)
+{
+	cJSON	*o;
+	char	*s;
+
+	if (!json) {
+		printf("%lld %s %llu files %llu changed %llu bytes\n", ci->id,
+		    ci->commit, (unsigned long long)ci->files,
+		    (unsigned long long)ci->changed,
+		    (unsigned long long)ci->bytes);
+		return;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "checkpoint", (double)ci->id);
+	cJSON_AddStringToObject(o, "commit", ci->commit);
+	cJSON_AddNumberToObject(o, "time_ms", (double)ci->time_ms);
+	cJSON_AddNumberToObject(o, "files", (double)ci->files);
+	cJSON_AddNumberToObject(o, "changed", (double)ci->changed);
+	cJSON_AddNumberToObject(o, "bytes", (double)ci->bytes);
+	s = json_print(o);
+	printf("%s\n", s);
+	free(s);
+	cJSON_Delete(o);
+}
+
+static int
+sub_checkpoint(int argc, char **argv)
+{
+	static const struct opt opts[] = { { "list", 0 }, { "json", 0 } };
+	struct args		 a;
+	struct sandbox		*sb;
+	struct checkpoint_store	*st;
+	struct checkpoint_info	 ci, *l;
+	size_t			 n, i;
+	char			*cause = NULL;
+	int			 rc;
+
+	if (args_parse("checkpoint", argc, argv, opts, nitems(opts), 1, 0, &a)
+	    != 0 || a.npos != 1 || a.ncmd != 0)
+		return bad_usage("checkpoint");
+	if ((sb = open_or_fail(a.pos[0], &rc)) == NULL)
+		return rc;
+	if (a.val[0] != NULL) {
+		if ((st = checkpoint_store_open(sandbox_dir(sb), &cause))
+		    == NULL)
+			goto fail;
+		l = checkpoint_list(st, &n);
+		for (i = 0; i < n; i++)
+			checkpoint_print(&l[i], a.val[1] != NULL);
+		free(l);
+		checkpoint_store_close(st);
+	} else {
+		if (sandbox_checkpoint(sb, &ci, &cause) != 0)
+			goto fail;
+		checkpoint_print(&ci, a.val[1] != NULL);
+	}
+	sandbox_free(sb);
+	return EXIT_OK;
+fail:
+	rc = fail(cause, EXIT_SANDBOX);
+	free(cause);
+	sandbox_free(sb);
+	return rc;
+}
+
+static int
+parse_checkpoint(const char *s, long long *id)
+{
+	char	*end;
+
+	errno = 0;
+	*id = strtoll(s, &end, 10);
+	if (errno != 0 || end == s || *end != '\0' || *id <= 0) {
+		fprintf(stderr, "holt: checkpoint '%s': a checkpoint number "
+		    "(holt sandbox checkpoint ID --list)\n", s);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+sub_restore(int argc, char **argv)
+{
+	struct args	 a;
+	struct sandbox	*sb;
+	char		*cause = NULL;
+	long long	 id;
+	int		 rc;
+
+	if (args_parse("restore", argc, argv, NULL, 0, 2, 0, &a) != 0 ||
+	    a.npos != 2 || a.ncmd != 0)
+		return bad_usage("restore");
+	if (parse_checkpoint(a.pos[1], &id) != 0)
+		return EXIT_USAGE;
+	if ((sb = open_or_fail(a.pos[0], &rc)) == NULL)
+		return rc;
+	if (sandbox_recover(sb, NULL, NULL, &cause) != 0 ||
+	    sandbox_restore(sb, id, NULL, NULL, NULL, &cause) != 0) {
+		rc = fail(cause, strstr(cause, "no such checkpoint") != NULL ?
+		    EXIT_USAGE : EXIT_SANDBOX);
+		free(cause);
+		sandbox_free(sb);
+		return rc;
+	}
+	sandbox_free(sb);
+	return EXIT_OK;
+}
+
+static int
+sub_fork(int argc, char **argv)
+{
+	static const struct opt opts[] = { { "name", 1 }, { "at", 1 } };
+	struct args	 a;
+	struct sandbox	*sb, *nsb;
+	char		*cause = NULL;
+	long long	 at = 0;
+	int		 rc;
+
+	if (args_parse("fork", argc, argv, opts, nitems(opts), 1, 0, &a) != 0 ||
+	    a.npos != 1 || a.ncmd != 0)
+		return bad_usage("fork");
+	if (a.val[1] != NULL && parse_checkpoint(a.val[1], &at) != 0)
+		return EXIT_USAGE;
+	if ((sb = open_or_fail(a.pos[0], &rc)) == NULL)
+		return rc;
+	if ((nsb = sandbox_fork(sb, at, a.val[0], &cause)) == NULL) {
+		rc = fail(cause, strncmp(cause, "name '", 6) == 0 ||
+		    strstr(cause, "no such checkpoint") != NULL ? EXIT_USAGE :
+		    EXIT_SANDBOX);
+		free(cause);
+		sandbox_free(sb);
+		return rc;
+	}
+	printf("%s\n", sandbox_id(nsb));
+	sandbox_free(nsb);
+	sandbox_free(sb);
+	return EXIT_OK;
+}
+
 static int
 sub_reset(int argc, char **argv)
 {
@@ -217,6 +358,12 @@ cmd_sandbox_full(int argc, char **argv)
 		return sub_create(argc, argv);
 	if (strcmp(argv[0], "reset") == 0)
 		return sub_reset(argc, argv);
+	if (strcmp(argv[0], "checkpoint") == 0)
+		return sub_checkpoint(argc, argv);
+	if (strcmp(argv[0], "restore") == 0)
+		return sub_restore(argc, argv);
+	if (strcmp(argv[0], "fork") == 0)
+		return sub_fork(argc, argv);
 	return sub_lifecycle(argc, argv);
 }
 

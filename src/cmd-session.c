@@ -322,6 +322,48 @@ cmd_default(void)
 	return rc;
 }
 
+/*
+ * holt new --fork-of NAME -n K TASK: K forks of NAME as it is now, each
+ * given TASK, side by side in holt ls (Archil's and E2B's fork, to keep
+ * the best). -s PREFIX names them PREFIX-1 ... PREFIX-K.
+ */
+static int
+cmd_new_forks(const char *from, int k, const char *prefix, const char *task)
+{
+	cJSON	*req, *rep;
+	char	*name, *want, *cause = NULL;
+	int	 i, rc = EXIT_OK;
+
+	if (task == NULL) {
+		fprintf(stderr, "holt new: --fork-of needs a TASK\n");
+		return EXIT_USAGE;
+	}
+	secret_init();
+	for (i = 1; i <= k; i++) {
+		want = prefix != NULL ? xprintf("%s-%d", prefix, i) : NULL;
+		name = session_fork(from, 0, want, &cause);
+		free(want);
+		if (name == NULL) {
+			fprintf(stderr, "holt: %s\n", cause);
+			rc = strstr(cause, "no such") != NULL || strstr(cause,
+			    "exists") != NULL ? EXIT_USAGE : EXIT_ERR;
+			free(cause);
+			return rc;
+		}
+		req = cJSON_CreateObject();
+		cJSON_AddStringToObject(req, "text", task);
+		if ((rep = cmd_session_request("send", name, req, &rc)) == NULL) {
+			free(name);
+			return rc;
+		}
+		cJSON_Delete(rep);
+		printf("%s\n", name);
+		fflush(stdout);
+		free(name);
+	}
+	return EXIT_OK;
+}
+
 static int
 cmd_new_exec(int argc, char **argv)
 {
@@ -333,12 +375,16 @@ cmd_new_exec(int argc, char **argv)
 		{ "base-url", required_argument, NULL, 'u' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "net", required_argument, NULL, 'N' },
-		{ "steps", required_argument, NULL, 'n' },
+		{ "steps", required_argument, NULL, 'S' },
 		{ "test-command", required_argument, NULL, 'T' },
+		{ "fork-of", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	struct session_new	 sn;
+	const char		*fork_of = NULL;
+	long			 forks = 1;
+	char			*end;
 	struct buf		 task = BUF_INIT;
 	cJSON			*req, *rep;
 	char			*name, *cause = NULL;
@@ -347,20 +393,38 @@ cmd_new_exec(int argc, char **argv)
 	if (argc == 0)
 		return cmd_default();
 	memset(&sn, 0, sizeof sn);
-	while ((ch = getopt_long(argc, argv, "+ds:h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+ds:n:h", longopts, NULL)) != -1) {
 		switch (ch) {
 		case 'd':
 			detached = 1;
 			break;
+		case 'f':
+			fork_of = optarg;
+			break;
+		case 'n':
+			forks = strtol(optarg, &end, 10);
+			if (*end != '\0' || forks < 1 || forks > 64) {
+				fprintf(stderr, "holt new: -n '%s': a number of "
+				    "forks from 1 to 64\n", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'S':
+			ch = 'n';	/* --steps is session_new_option's n */
+			/* FALLTHROUGH */
 		case 'h':
 			printf("usage: holt new [-d] [-s NAME] [--repo PATH|URL] "
 			    "[--branch B] [--depth N]\n                [--model M] "
 			    "[--base-url URL] [--mode manual|auto|strict|trust]\n"
 			    "                [--net off|on|policy] [--steps N] "
-			    "[--test-command CMD] [TASK...]\n\nStart a session "
+			    "[--test-command CMD] [TASK...]\n       holt new "
+			    "--fork-of NAME [-n K] [-s NAME] TASK...\n\nStart "
+			    "a session "
 			    "in a new sandbox and attach to it; -d: do not "
 			    "attach\n(print the session's name). With a TASK, the "
-			    "agent starts on it at once.\n");
+			    "agent starts on it at once.\nWith --fork-of, K forks "
+			    "of session NAME start on TASK side by side\n(their "
+			    "names are printed).\n");
 			return EXIT_OK;
 		default:
 			if ((rc = session_new_option(&sn, ch, optarg, &cause)) == 1)
@@ -381,6 +445,16 @@ cmd_new_exec(int argc, char **argv)
 		buf_adds(&task, argv[i]);
 	}
 	sn.task = task.len > 0 ? task.data : NULL;
+	if (fork_of != NULL) {
+		rc = cmd_new_forks(fork_of, (int)forks, sn.name, sn.task);
+		buf_release(&task);
+		return rc;
+	}
+	if (forks != 1) {
+		fprintf(stderr, "holt new: -n needs --fork-of\n");
+		buf_release(&task);
+		return EXIT_USAGE;
+	}
 	if (isatty(STDERR_FILENO))
 		sn.progress = cmd_new_progress;
 	secret_init();

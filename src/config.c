@@ -45,6 +45,7 @@ static const struct config_opt config_opts[] = {
 	{ "pids", CT_NUM, "512", NULL, "sandbox process limit" },
 	{ "idle_pause", CT_STR, "30m", NULL, "pause a sandbox idle that long (0: never)" },
 	{ "command_timeout", CT_NUM, "600", NULL, "seconds a command may run" },
+	{ "checkpoint_max", CT_SIZE, "2G", NULL, "disk a sandbox's checkpoints may use (0: no bound)" },
 	{ "output_cap", CT_SIZE, "32K", NULL, "tool output given to the model" },
 	{ "context_window", CT_NUM, "0", NULL, "the model's window in tokens (0: from the built-in table)" },
 	{ "compact_at", CT_NUM, "80", NULL, "percent of the window at which the conversation is compacted" },

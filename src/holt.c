@@ -15,7 +15,8 @@ extern const struct cmd_entry cmd_new_entry, cmd_attach_entry, cmd_ls_entry,
     cmd_compact_entry,
     cmd_kill_session_entry, cmd_run_entry, cmd_diff_entry, cmd_commit_entry,
     cmd_pr_entry, cmd_sandbox_entry, cmd_policy_entry, cmd_server_entry,
-    cmd_kill_server_entry, cmd_demo_entry, cmd_config_entry, cmd_e2b_entry;
+    cmd_kill_server_entry, cmd_demo_entry, cmd_config_entry, cmd_e2b_entry,
+    cmd_rewind_entry, cmd_fork_entry;
 static const struct cmd_entry cmd_version_entry, cmd_help_entry;
 
 const struct cmd_entry *cmd_table[] = {
@@ -28,6 +29,8 @@ const struct cmd_entry *cmd_table[] = {
 	&cmd_compact_entry,
 	&cmd_log_entry,
 	&cmd_kill_session_entry,
+	&cmd_rewind_entry,
+	&cmd_fork_entry,
 	&cmd_run_entry,
 	&cmd_diff_entry,
 	&cmd_commit_entry,

@@ -140,6 +140,8 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 	cJSON_AddStringToObject(meta, "image", o->image != NULL ? o->image :
 	    "host");
 	cJSON_AddNumberToObject(meta, "idle_pause_ms", (double)o->idle_pause_ms);
+	if (o->forked_from != NULL)
+		cJSON_AddStringToObject(meta, "forked_from", o->forked_from);
 	/*
 	 * meta.json is written now and made durable (fsync of the file and
 	 * the directory) while bubblewrap starts: the two overlap, and create
@@ -163,6 +165,12 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 	}
 	cJSON_free(json);
 	free(path);
+	if (o->fill != NULL && o->fill(dir, o->fill_arg, cause) != 0) {
+		close(fd);
+		file_rm_rf(dir);
+		free(dir);
+		return NULL;
+	}
 
 	if ((sb = sandbox_load(id, cause)) == NULL) {
 		close(fd);

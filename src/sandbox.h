@@ -36,6 +36,10 @@ struct sandbox_opts {
 	int		 pids;		/* max processes, 0: no limit */
 	const char	*image;		/* NULL: the host's; or a rootfs dir */
 	long long	 idle_pause_ms;	/* paused when idle that long; 0 never */
+	/* Fill the new directory before the first start (a fork), or NULL. */
+	int		(*fill)(const char *dir, void *arg, char **cause);
+	void		*fill_arg;
+	const char	*forked_from;	/* recorded in meta.json */
 };
 
 /*
@@ -106,6 +110,25 @@ int	 sandbox_connect_nowait(struct sandbox *, char **cause);
 int	 sandbox_connect_later(struct sandbox *, char **cause);
 cJSON	*sandbox_hello_new(void);
 void	 sandbox_touch(struct sandbox *);	/* update "last used" */
+
+/*
+ * sandbox-checkpoint.c: checkpoints of the sandbox's files (checkpoint.h).
+ * sandbox_restore stops a running sandbox, puts checkpoint id back, calls
+ * record (to log what was done; tag is the caller's, kept in the journal)
+ * and starts it again, services and all. sandbox_recover finishes a
+ * restore a crash cut short, calling record again with its tag.
+ */
+struct checkpoint_info;
+int	 sandbox_checkpoint(struct sandbox *, struct checkpoint_info *,
+	     char **cause);
+int	 sandbox_restore(struct sandbox *, long long id, const char *tag,
+	     int (*record)(void *, const char *tag, char **), void *arg,
+	     char **cause);
+int	 sandbox_recover(struct sandbox *, int (*record)(void *, const char *,
+	     char **), void *arg, char **cause);
+/* A new sandbox from checkpoint at (0: from now), started. */
+struct sandbox *sandbox_fork(struct sandbox *, long long at, const char *name,
+	     char **cause);
 
 /* sandbox-seccomp.c: the BPF program for bwrap --seccomp, in a memfd. */
 int	 sandbox_seccomp_fd(char **cause);

@@ -806,7 +806,7 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 	if (strcmp(type, "send") != 0 && strcmp(type, "approve") != 0 &&
 	    strcmp(type, "interrupt") != 0 && strcmp(type, "mode") != 0 &&
 	    strcmp(type, "state") != 0 && strcmp(type, "compact") != 0 &&
-	    strcmp(type, "model") != 0) {
+	    strcmp(type, "model") != 0 && strcmp(type, "rewind") != 0) {
 		srv_client_drop(c, "an unknown request type");
 		return;
 	}
@@ -855,7 +855,12 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 		return;
 	} else if (strcmp(type, "interrupt") == 0)
 		agent_interrupt(s->agent, by);
-	else if (strcmp(type, "mode") == 0) {
+	else if (strcmp(type, "rewind") == 0) {
+		if (agent_rewind(s->agent, (int)json_num(req, "to_step", 0),
+		    json_bool(req, "files", 1), json_bool(req, "conversation", 1),
+		    json_str(req, "id"), by, &cause) != 0)
+			goto fail;
+	} else if (strcmp(type, "mode") == 0) {
 		if (agent_set_mode(s->agent, json_str(req, "mode") != NULL ?
 		    json_str(req, "mode") : "", &cause) != 0)
 			goto fail;

@@ -61,6 +61,15 @@ int	 session_event_append(const char *name, const char *type, cJSON *fields,
 	     char **cause);
 cJSON	*evlog_new(const char *type);	/* {"type": type} */
 
+/*
+ * session-rewind.c: rewinds and forks in the conversation (DESIGN 15).
+ * A step is a checkpointed tool call (checkpoint.taken's "step").
+ */
+const cJSON *session_find_step(const cJSON *events, int step);
+int	 session_step_index(const cJSON *events, int step);	/* its tool.call */
+/* Apply a session.rewound or session.forked to a history being rebuilt. */
+void	 session_history_apply(cJSON *history, const cJSON *ev);
+
 /* secret.c: values that must never be logged, shown or sent to a model. */
 void	 secret_init(void);
 void	 secret_add(const char *value);

@@ -1,0 +1,187 @@
+/*
+ * sandbox-checkpoint.c: checkpoints, restores and forks of whole sandboxes
+ * (DESIGN 15), on top of checkpoint.c's store. A restore stops the sandbox
+ * first (nothing may write while the files are put back) and starts it
+ * again after, which restarts its services on the restored files. A fork
+ * is a new sandbox made from a checkpoint, with the same limits, network
+ * and services, and a store that shares the checkpoints' objects.
+ */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "sandbox.h"
+#include "sandbox-local.h"
+
+int
+sandbox_checkpoint(struct sandbox *sb, struct checkpoint_info *ci,
+    char **cause)
+{
+	struct checkpoint_store	*st;
+	char			*why = NULL;
+	int			 rc;
+
+	if ((st = checkpoint_store_open(sb->dir, cause)) == NULL)
+		return -1;
+	rc = checkpoint_take(st, ci, cause);
+	if (rc == 0 && checkpoint_prune(st, (uint64_t)config_get_num(
+	    "checkpoint_max"), &why) != 0) {
+		log_warnx("sandbox '%s': pruning checkpoints: %s", sb->id, why);
+		free(why);
+	}
+	checkpoint_store_close(st);
+	return rc;
+}
+
+static int
+sandbox_restore_locked(struct sandbox *sb, struct checkpoint_store *st,
+    long long id, const char *tag, int (*record)(void *, const char *,
+    char **), void *arg, char **cause)
+{
+	struct checkpoint_info	 ci;
+	char			*why = NULL;
+	long long		 pending;
+	int			 running = sandbox_state(sb) != SANDBOX_STOPPED;
+
+	if (checkpoint_find(st, id, &ci) != 0) {
+		*cause = xprintf("checkpoint %lld: no such checkpoint (pruned, "
+		    "or never taken in sandbox '%s')", id, sb->id);
+		return -1;
+	}
+	if (running && sandbox_stop(sb, cause) != 0)
+		return -1;
+	if (checkpoint_restore(st, id, tag, cause) != 0 ||
+	    (record != NULL && record(arg, tag, cause) != 0)) {
+		/* Half done stays stopped: the next restore finishes it. */
+		if ((why = checkpoint_pending(st, &pending)) != NULL) {
+			free(why);
+			return -1;
+		}
+		if (running && sandbox_start(sb, &why) != 0)
+			free(why);
+		return -1;
+	}
+	if (checkpoint_restore_done(st) != 0) {
+		*cause = xprintf("sandbox '%s': restore journal: %s", sb->id,
+		    strerror(errno));
+		return -1;
+	}
+	if (running && sandbox_start(sb, cause) != 0)
+		return -1;
+	return 0;
+}
+
+int
+sandbox_restore(struct sandbox *sb, long long id, const char *tag,
+    int (*record)(void *, const char *, char **), void *arg, char **cause)
+{
+	struct checkpoint_store	*st;
+	int			 rc;
+
+	if ((st = checkpoint_store_open(sb->dir, cause)) == NULL)
+		return -1;
+	rc = sandbox_restore_locked(sb, st, id, tag, record, arg, cause);
+	checkpoint_store_close(st);
+	return rc;
+}
+
+int
+sandbox_recover(struct sandbox *sb, int (*record)(void *, const char *,
+    char **), void *arg, char **cause)
+{
+	struct checkpoint_store	*st;
+	char			*tag;
+	long long		 id;
+	int			 rc = 0;
+
+	if ((st = checkpoint_store_open(sb->dir, cause)) == NULL)
+		return -1;
+	if ((tag = checkpoint_pending(st, &id)) != NULL) {
+		log_warnx("sandbox '%s': finishing a restore of checkpoint %lld "
+		    "cut short", sb->id, id);
+		rc = sandbox_restore_locked(sb, st, id, tag, record, arg, cause);
+		free(tag);
+		/* A restore stops a running sandbox: it ran before the crash. */
+		if (rc == 0 && sandbox_state(sb) == SANDBOX_STOPPED)
+			rc = sandbox_start(sb, cause);
+	}
+	checkpoint_store_close(st);
+	return rc;
+}
+
+/* What a fork's new sandbox is filled with, before its first start. */
+struct fork_fill {
+	struct sandbox		*src;
+	long long		 at;
+};
+
+static int
+sandbox_fork_fill(const char *dir, void *arg, char **cause)
+{
+	struct fork_fill	*ff = arg;
+	struct checkpoint_store	*st;
+	struct checkpoint_info	 ci;
+	char			*from, *to, *data;
+	struct stat		 sb;
+	size_t			 len;
+	int			 rc = -1;
+
+	if ((st = checkpoint_store_open(ff->src->dir, cause)) == NULL)
+		return -1;
+	if (ff->at == 0) {
+		/* Now: a checkpoint of the live sandbox, kept like any. */
+		if (checkpoint_take(st, &ci, cause) != 0)
+			goto out;
+		ff->at = ci.id;
+	}
+	if (checkpoint_export(st, ff->at, dir, cause) != 0 ||
+	    checkpoint_store_clone(st, dir, cause) != 0)
+		goto out;
+	/* The services, so the copy runs what the original ran. */
+	from = xprintf("%s/run/envd/services.json", ff->src->dir);
+	if ((data = file_read(from, &len, 0)) != NULL) {
+		to = xprintf("%s/run/envd/services.json", dir);
+		if (file_write_atomic(to, data, len, 0600) != 0)
+			log_warn("%s", to);
+		/* envd reads it as the sandbox's own uid, where it has one. */
+		free(from);
+		from = xprintf("%s/run/envd", dir);
+		if (stat(from, &sb) == 0 && chown(to, sb.st_uid, sb.st_gid) != 0)
+			log_warn("%s", to);
+		free(to);
+		free(data);
+	}
+	free(from);
+	rc = 0;
+out:
+	checkpoint_store_close(st);
+	return rc;
+}
+
+struct sandbox *
+sandbox_fork(struct sandbox *src, long long at, const char *name,
+    char **cause)
+{
+	struct sandbox_opts	 o;
+	struct fork_fill	 ff;
+
+	memset(&o, 0, sizeof o);
+	o.name = name;
+	o.net = src->net;
+	o.memory = src->memory;
+	o.pids = src->pids;
+	o.idle_pause_ms = sandbox_idle_pause(src);
+	/* The root overlay is exported on top of the same image. */
+	if (strcmp(sandbox_image(src), "host") != 0)
+		o.image = sandbox_image(src);
+	ff.src = src;
+	ff.at = at;
+	o.fill = sandbox_fork_fill;
+	o.fill_arg = &ff;
+	o.forked_from = src->id;
+	return sandbox_create(&o, cause);
+}
