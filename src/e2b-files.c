@@ -186,6 +186,11 @@ e2b_fs_handle(struct e2b_server *srv, struct evhttp_request *req,
 
 	(void)srv;
 	(void)box;
+	if (strcmp(method, "WatchDir") == 0) {
+		e2b_reply_stream_error(req, "unimplemented", "holt e2b serve "
+		    "does not serve directory watches");
+		return;
+	}
 	if (strcmp(method, "Stat") != 0 && strcmp(method, "ListDir") != 0 &&
 	    strcmp(method, "MakeDir") != 0 && strcmp(method, "Move") != 0 &&
 	    strcmp(method, "Remove") != 0) {

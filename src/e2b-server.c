@@ -94,6 +94,36 @@ e2b_reply_connect_error(struct evhttp_request *req, const char *code,
 	cJSON_Delete(j);
 }
 
+void
+e2b_reply_stream_error(struct evhttp_request *req, const char *code,
+    const char *message)
+{
+	struct evbuffer	*b = evbuffer_new();
+	unsigned char	 hdr[5];
+	cJSON		*j = cJSON_CreateObject(), *e;
+	char		*s;
+	size_t		 len;
+
+	e = cJSON_AddObjectToObject(j, "error");
+	cJSON_AddStringToObject(e, "code", code);
+	cJSON_AddStringToObject(e, "message", message);
+	s = json_print(j);
+	cJSON_Delete(j);
+	len = strlen(s);
+	hdr[0] = 0x02;	/* end of stream */
+	hdr[1] = (unsigned char)(len >> 24);
+	hdr[2] = (unsigned char)(len >> 16);
+	hdr[3] = (unsigned char)(len >> 8);
+	hdr[4] = (unsigned char)len;
+	evbuffer_add(b, hdr, sizeof hdr);
+	evbuffer_add(b, s, len);
+	free(s);
+	evhttp_add_header(evhttp_request_get_output_headers(req),
+	    "Content-Type", "application/connect+json");
+	evhttp_send_reply(req, 200, NULL, b);
+	evbuffer_free(b);
+}
+
 const char *
 e2b_envd_code(const char *m)
 {

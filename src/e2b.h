@@ -79,6 +79,9 @@ void	 e2b_reply_error(struct evhttp_request *, int code, const char *fmt,
 /* A Connect unary error: HTTP status from the code, {"code","message"}. */
 void	 e2b_reply_connect_error(struct evhttp_request *, const char *code,
 	    const char *message);
+/* A server stream that ends at once with an error (Connect's way). */
+void	 e2b_reply_stream_error(struct evhttp_request *, const char *code,
+	    const char *message);
 /* The request body as a NUL-terminated string, or NULL when too big. */
 char	*e2b_body(struct evhttp_request *, size_t max, size_t *lenp);
 cJSON	*e2b_body_json(struct evhttp_request *, size_t max, char **cause);

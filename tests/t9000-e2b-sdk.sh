@@ -75,6 +75,12 @@ test_expect_success E2B,HTTPD 'files: text, binary, large, list, mkdir, mv, rm' 
 	test "$(tail -n 1 out)" = "all ok"
 '
 
+test_expect_success E2B,HTTPD 'a terminal: pty.create, input, resize' '
+	e2b_js pty "$(cat id)" >out &&
+	cat out &&
+	test "$(tail -n 1 out)" = "all ok"
+'
+
 test_expect_success E2B,HTTPD 'a client gone mid-stream leaves the command running' '
 	id=$(cat id) &&
 	e2b_js disconnect "$id" >pid &&
