@@ -45,7 +45,7 @@ e2b_load_policy(struct e2b_server *srv, const char *file, const char *mode)
 	if (policy_load_file(srv->policy, user, "user", &cause) != 0 ||
 	    (file != NULL && policy_load_file(srv->policy, file, file,
 	    &cause) != 0)) {
-		fprintf(stderr, "holt e2b: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt e2b: %s\n", cause);
 		free(cause);
 		free(user);
 		return -1;
@@ -116,7 +116,7 @@ e2b_serve(int argc, char **argv)
 	log_prog = "holt e2b";
 	base = event_base_new();
 	if ((srv = e2b_server_new(base, listen, &cause)) == NULL) {
-		fprintf(stderr, "holt e2b: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt e2b: %s\n", cause);
 		free(cause);
 		event_base_free(base);
 		return EXIT_ERR;
@@ -132,7 +132,7 @@ e2b_serve(int argc, char **argv)
 	/* Where holt -L NAME approve answers what the policy asks. */
 	if ((srv->mode == POLICY_AUTO || srv->mode == POLICY_MANUAL) &&
 	    (srv->control = e2b_control_new(srv, &cause)) == NULL) {
-		fprintf(stderr, "holt e2b: %s\n", cause);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt e2b: %s\n", cause);
 		free(cause);
 		e2b_server_free(srv);
 		event_base_free(base);
@@ -173,7 +173,7 @@ cmd_e2b_exec(int argc, char **argv)
 			return EXIT_USAGE;
 		}
 		if ((key = e2b_key_get(&cause)) == NULL) {
-			fprintf(stderr, "holt e2b: %s\n", cause);
+			utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt e2b: %s\n", cause);
 			free(cause);
 			return EXIT_ERR;
 		}

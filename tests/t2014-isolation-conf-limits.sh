@@ -1,8 +1,8 @@
 #!/bin/sh
 # holt.conf's sandbox defaults (net, memory, pids) bind a sandbox made by
-# holt sandbox create without flags exactly as they bind a session's: the
-# meta.json says so, and a fork bomb and a network probe inside find them.
-# Flags still override.
+# holt sandbox create without flags, or by holt e2b serve, exactly as they
+# bind a session's: the meta.json says so, and a fork bomb inside finds
+# them. Flags still override.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/attack/lib-attack.sh"
 
@@ -43,6 +43,22 @@ test_expect_success 'a session sandbox has the same limits' '
 	echo "$s" >>"$TRASH_DIRECTORY/.sandboxes" &&
 	limits_of "$s" >out &&
 	echo "314572800 40 off" >expect &&
+	test_cmp expect out
+'
+
+test_expect_success 'a sandbox made through holt e2b serve has them too' '
+	{ $HOLT e2b serve --listen 127.0.0.1:0 >e2b.out 2>e2b.err & } &&
+	echo $! >e2b.pid &&
+	test_when_finished "kill \$(cat e2b.pid) 2>/dev/null; :" &&
+	test_wait_for 100 "grep -q listening e2b.out" &&
+	port=$(sed -n "s/.*:\([0-9]*\)$/\1/p" e2b.out) &&
+	curl -s -o body --max-time 20 -X POST -H "X-API-KEY: $(holt e2b key)" \
+		-H "Content-Type: application/json" -d "{}" \
+		"http://127.0.0.1:$port/sandboxes" &&
+	id=$(python3 -c "import json; print(json.load(open(\"body\"))[\"sandboxID\"])") &&
+	echo "$id" >>"$TRASH_DIRECTORY/.sandboxes" &&
+	limits_of "$id" >out &&
+	echo "314572800 40 on" >expect &&
 	test_cmp expect out
 '
 
