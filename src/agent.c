@@ -71,6 +71,24 @@ struct call {
 	int		 no_checkpoint;	/* it failed: the call cannot be undone */
 };
 
+/*
+ * A host the sandbox's proxy asks about (--net policy, no rule settles
+ * it): an approval of its own, with host and port instead of a command,
+ * answered through agent_approve like any; cb gets "allow" or "deny".
+ */
+struct host_ask {
+	char			*request_id;
+	char			*host;
+	int			 port;
+	agent_host_cb		 cb;
+	void			*arg;
+	struct host_ask		*next;
+};
+
+struct agent;
+static struct host_ask *agent_take_host_ask(struct agent *, const char *);
+static void agent_host_ask_free(struct host_ask *);
+
 struct agent {
 	char			*name;
 	cJSON			*meta;
@@ -138,6 +156,8 @@ struct agent {
 	int			 opening;	/* in agent_open: no callbacks */
 	char			*warning;	/* told at agent_start */
 	cJSON			*answered;	/* what agent_approve decided */
+	struct host_ask		*host_asks;	/* oldest first */
+	enum agent_state	 host_prev;	/* the state before the first */
 
 	char			*log_error;	/* the log cannot be written */
 	cJSON			*unlogged;	/* events waiting for it, in order */
@@ -2122,6 +2142,12 @@ agent_free(struct agent *a)
 		model_request_cancel(a->req);
 	if (a->tool != NULL)
 		tool_exec_free(a->tool);
+	while (a->host_asks != NULL) {
+		struct host_ask *h = agent_take_host_ask(a, NULL);
+
+		h->cb(h->arg, "deny", "the session ended");
+		agent_host_ask_free(h);
+	}
 	envd_conn_free(a->envd);
 	model_free(a->model);
 	model_free(a->model_next);
@@ -2331,14 +2357,15 @@ agent_message(struct agent *a, const char *text, const char *by, char **cause)
 }
 
 static int
-agent_save_rule(struct agent *a, const char *rule, char **cause)
+agent_save_rule_as(struct agent *a, const char *action, const char *rule,
+    char **cause)
 {
 	struct buf	 b = BUF_INIT;
 	char		*old;
 	size_t		 len;
 	int		 rc;
 
-	if (policy_add_rule(a->policy, "allow", rule, "session", cause) != 0)
+	if (policy_add_rule(a->policy, action, rule, "session", cause) != 0)
 		return -1;
 	if ((old = file_read(a->rules_path, &len, 0)) != NULL) {
 		buf_add(&b, old, len);
@@ -2347,7 +2374,7 @@ agent_save_rule(struct agent *a, const char *rule, char **cause)
 			buf_addc(&b, '\n');
 	} else
 		buf_adds(&b, "# rules added by \"always allow\" in this session\n");
-	buf_addf(&b, "allow %s\n", rule);
+	buf_addf(&b, "%s %s\n", action, rule);
 	rc = file_write_atomic(a->rules_path, b.data, b.len, 0600);
 	buf_release(&b);
 	if (rc != 0) {
@@ -2412,11 +2439,146 @@ agent_judge_edit(struct agent *a, struct call *c, const char *command,
 	return rc;
 }
 
+static int
+agent_save_rule(struct agent *a, const char *rule, char **cause)
+{
+	return agent_save_rule_as(a, "allow", rule, cause);
+}
+
+/* The command of the call whose tool runs now, if any (caller frees). */
+static char *
+agent_running_command(struct agent *a)
+{
+	char	*subject = NULL, *tmp = NULL;
+	size_t	 i;
+
+	for (i = 0; i < a->ncalls; i++) {
+		if (!a->calls[i].started || a->calls[i].finished)
+			continue;
+		if (tool_subject(a->calls[i].name, a->calls[i].args, &a->tctx,
+		    &subject, &tmp) != TOOL_COMMAND) {
+			free(subject);
+			subject = NULL;
+		}
+		free(tmp);
+		return subject;
+	}
+	return NULL;
+}
+
+void
+agent_ask_host(struct agent *a, const char *host, int port, agent_host_cb cb,
+    void *arg)
+{
+	struct host_ask	*h, **hp;
+	cJSON		*ev;
+	char		*cmd;
+
+	if (a->ask == AGENT_ASK_DENY) {
+		cb(arg, "deny", "no one to ask (--ask deny)");
+		return;
+	}
+	h = xcalloc(1, sizeof *h);
+	h->request_id = xprintf("n%llu", (unsigned long long)
+	    eventlog_last_seq(a->log) + 1);
+	h->host = xstrdup(host);
+	h->port = port;
+	h->cb = cb;
+	h->arg = arg;
+	ev = evlog_new("approval.needed");
+	cJSON_AddStringToObject(ev, "request_id", h->request_id);
+	cJSON_AddStringToObject(ev, "tool", "net");
+	cJSON_AddStringToObject(ev, "host", host);
+	cJSON_AddNumberToObject(ev, "port", port);
+	if ((cmd = agent_running_command(a)) != NULL) {
+		cJSON_AddStringToObject(ev, "by_command", cmd);
+		free(cmd);
+	}
+	cJSON_AddStringToObject(ev, "verdict", "ask");
+	cJSON_AddStringToObject(ev, "reason", "no net-allow rule names this "
+	    "host");
+	cJSON_AddItemToObject(ev, "suggestion", cJSON_CreateObject());
+	cJSON_AddStringToObject(cJSON_GetObjectItem(ev, "suggestion"), "rule",
+	    host);
+	for (hp = &a->host_asks; *hp != NULL; hp = &(*hp)->next)
+		;
+	*hp = h;
+	if (a->state != AGENT_WAITING) {
+		a->host_prev = a->state;
+		agent_set_state(a, AGENT_WAITING);
+	}
+	agent_emit(a, ev, 1);
+}
+
+/* The host ask request_id names (NULL: the oldest), unlinked. */
+static struct host_ask *
+agent_take_host_ask(struct agent *a, const char *request_id)
+{
+	struct host_ask	*h, **hp;
+
+	for (hp = &a->host_asks; (h = *hp) != NULL; hp = &h->next) {
+		if (request_id == NULL || strcmp(h->request_id, request_id) == 0) {
+			*hp = h->next;
+			return h;
+		}
+	}
+	return NULL;
+}
+
+static void
+agent_host_ask_free(struct host_ask *h)
+{
+	free(h->request_id);
+	free(h->host);
+	free(h);
+}
+
+static int
+agent_approve_host(struct agent *a, struct host_ask *h, const char *decision,
+    const char *rule, const char *by, char **cause)
+{
+	cJSON	*ev;
+	size_t	 i;
+	int	 waiting = 0;
+
+	if (strcmp(decision, "always") == 0) {
+		if (rule == NULL || *rule == '\0')
+			rule = h->host;
+		if (agent_save_rule_as(a, "net-allow", rule, cause) != 0) {
+			/* Not answered: it stays waiting. */
+			h->next = a->host_asks;
+			a->host_asks = h;
+			return -1;
+		}
+	}
+	ev = evlog_new("approval.decided");
+	cJSON_AddStringToObject(ev, "request_id", h->request_id);
+	cJSON_AddStringToObject(ev, "decision", decision);
+	cJSON_AddStringToObject(ev, "by", by != NULL ? by : "user");
+	cJSON_AddStringToObject(ev, "host", h->host);
+	if (strcmp(decision, "always") == 0)
+		cJSON_AddStringToObject(ev, "rule", rule);
+	agent_emit(a, ev, 1);
+	cJSON_Delete(a->answered);
+	a->answered = cJSON_CreateObject();
+	cJSON_AddStringToObject(a->answered, "request_id", h->request_id);
+	cJSON_AddStringToObject(a->answered, "subject", h->host);
+	h->cb(h->arg, strcmp(decision, "deny") == 0 ? "deny" : "allow",
+	    strcmp(decision, "deny") == 0 ? "denied by the user" : NULL);
+	agent_host_ask_free(h);
+	for (i = 0; i < a->ncalls; i++)
+		waiting |= a->calls[i].asked && !a->calls[i].decided;
+	if (a->host_asks == NULL && !waiting && a->state == AGENT_WAITING)
+		agent_set_state(a, a->host_prev);
+	return 0;
+}
+
 int
 agent_approve(struct agent *a, const char *request_id, const char *decision,
     const char *rule, const char *message, const char *command,
     int override, const char *by, char **cause)
 {
+	struct host_ask	*h;
 	struct call	*c = NULL;
 	size_t		 i;
 	cJSON		*ev;
@@ -2431,6 +2593,8 @@ agent_approve(struct agent *a, const char *request_id, const char *decision,
 	}
 	if (agent_log_ready(a, cause) != 0)
 		return -1;
+	if ((h = agent_take_host_ask(a, request_id)) != NULL)
+		return agent_approve_host(a, h, decision, rule, by, cause);
 	for (i = 0; i < a->ncalls; i++) {
 		if (a->calls[i].asked && a->calls[i].request_id != NULL &&
 		    (request_id == NULL || strcmp(a->calls[i].request_id,

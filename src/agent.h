@@ -119,6 +119,16 @@ enum agent_state agent_get_state(struct agent *);
 const char *agent_state_name(enum agent_state);
 cJSON	*agent_state_json(struct agent *);	/* STATE of the protocol */
 int	 agent_run_active(struct agent *);
+/*
+ * The sandbox's proxy asks about a host no rule settles: an approval.needed
+ * with host and port (and by_command, the command running now), answered
+ * by agent_approve ("always" adds a session net-allow rule). cb gets
+ * "allow" or "deny" and a reason (or NULL), once, maybe at once.
+ */
+typedef void (*agent_host_cb)(void *arg, const char *decision,
+	    const char *reason);
+void	 agent_ask_host(struct agent *, const char *host, int port,
+	     agent_host_cb, void *arg);
 
 /* agent-tools.c: the tools the model sees (DESIGN 6). */
 cJSON	*tools_schema(void);

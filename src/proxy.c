@@ -27,6 +27,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 
 #include <netinet/in.h>
 #include <arpa/inet.h>
@@ -53,6 +54,7 @@
 #define HEAD_TIMEOUT	30		/* s to send it */
 #define CONNECT_TIMEOUT	10		/* s for the target to answer */
 #define HIGH_WATER	(256 * 1024)	/* queued per direction */
+#define ASK_TIMEOUT	600		/* s for a human to answer */
 
 struct conn {
 	struct bufferevent	*client;
@@ -62,6 +64,7 @@ struct conn {
 	int			 connect;	/* CONNECT, else plain HTTP */
 	struct evbuffer		*head;		/* plain HTTP: what to send */
 	struct evdns_getaddrinfo_request *dns;
+	struct bufferevent	*ask;		/* net.ask to the server */
 	int			 closing;	/* answered: ends once written */
 	int			 answered;	/* plain HTTP: the target spoke */
 	struct conn		*prev, *next;
@@ -72,6 +75,7 @@ static struct evdns_base	*dns;
 static struct conn		*conns;
 static size_t			 nconns, max_conns;
 static const char		*sandbox_id;
+static const char		*server_path;	/* to ask a human (net.ask) */
 static char			*sandbox_dir, *log_path, *session_policy;
 static FILE			*net_log;
 static struct policy		*policy;
@@ -79,6 +83,7 @@ static uint64_t			 policy_sig;
 static enum policy_mode		 policy_mode_now = POLICY_AUTO;
 
 static void conn_free(struct conn *);
+static void ask_event_cb(struct bufferevent *, short, void *);
 static void relay_drained_cb(struct bufferevent *, void *);
 static void relay_drained_event_cb(struct bufferevent *, short, void *);
 
@@ -472,22 +477,163 @@ parse_authority(struct conn *c, const char *s, size_t n, int def)
 	return *h == '\0' ? -1 : 0;
 }
 
+/* Allowed: resolve (or the test-only hosts file) and connect. */
+static void
+conn_go(struct conn *c)
+{
+	struct evutil_addrinfo		 hints;
+	struct sockaddr_storage		 ss;
+	socklen_t			 len;
+
+	bufferevent_disable(c->client, EV_READ);
+	if (hosts_file_lookup(c->host, &ss, &len)) {
+		((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)c->port);
+		conn_connect(c, (struct sockaddr *)&ss, len);
+		return;
+	}
+	memset(&hints, 0, sizeof hints);
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_protocol = IPPROTO_TCP;
+	c->dns = evdns_getaddrinfo(dns, c->host, NULL, &hints, dns_cb, c);
+}
+
+/* The server's answer to net.ask: frames of 4-byte length, then JSON. */
+static void
+ask_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct conn	*c = arg;
+	struct evbuffer	*in = bufferevent_get_input(bev);
+	unsigned char	 hdr[4];
+	uint32_t	 len;
+	char		*data, *msg;
+	cJSON		*j;
+	const char	*type, *decision, *reason;
+
+	while (evbuffer_get_length(in) >= 4) {
+		evbuffer_copyout(in, hdr, 4);
+		len = (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
+		    (uint32_t)hdr[2] << 8 | hdr[3];
+		if (len > FRAME_MAX) {
+			ask_event_cb(bev, BEV_EVENT_ERROR, c);
+			return;
+		}
+		if (evbuffer_get_length(in) < 4 + (size_t)len)
+			return;
+		evbuffer_drain(in, 4);
+		data = xmalloc((size_t)len + 1);
+		evbuffer_remove(in, data, len);
+		data[len] = '\0';
+		j = cJSON_Parse(data);
+		free(data);
+		type = json_str(j, "type");
+		if (type != NULL && strcmp(type, "hello") == 0) {
+			cJSON_Delete(j);
+			continue;
+		}
+		decision = json_str(j, "decision");
+		reason = json_str(j, "reason");
+		bufferevent_free(c->ask);
+		c->ask = NULL;
+		if (decision != NULL && strcmp(decision, "allow") == 0) {
+			net_logf("allow", c, "allowed by the user");
+			conn_go(c);
+		} else {
+			msg = xprintf("holt: host '%s' (port %d) refused: %s; "
+			    "to allow it add 'net-allow %s' to the policy",
+			    c->host, c->port, reason != NULL ? reason :
+			    type != NULL && strcmp(type, "error") == 0 ?
+			    json_str(j, "message") : "denied", c->host);
+			conn_refuse(c, 403, "Forbidden", msg);
+			free(msg);
+		}
+		cJSON_Delete(j);
+		return;
+	}
+}
+
+static void
+ask_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct conn	*c = arg;
+	char		*msg;
+
+	if ((what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) == 0)
+		return;
+	(void)bev;
+	bufferevent_free(c->ask);
+	c->ask = NULL;
+	msg = xprintf("holt: host '%s' (port %d) refused: %s", c->host,
+	    c->port, (what & BEV_EVENT_TIMEOUT) != 0 ? "nobody answered in "
+	    "time" : "the holt server went away before anyone answered");
+	conn_refuse(c, 403, "Forbidden", msg);
+	free(msg);
+}
+
+/* Ask the human, through the server and the session using the sandbox. */
+static int
+conn_ask(struct conn *c)
+{
+	struct sockaddr_un	 sun;
+	struct timeval		 tv = { ASK_TIMEOUT, 0 };
+	cJSON			*hello, *req;
+	int			 fd;
+
+	if (server_path == NULL || strlen(server_path) >= sizeof sun.sun_path)
+		return -1;
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	memcpy(sun.sun_path, server_path, strlen(server_path));
+	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		close(fd);
+		return -1;
+	}
+	hello = cJSON_CreateObject();
+	cJSON_AddStringToObject(hello, "type", "hello");
+	cJSON_AddNumberToObject(hello, "version", HOLT_PROTOCOL_VERSION);
+	cJSON_AddStringToObject(hello, "client", "proxy");
+	req = cJSON_CreateObject();
+	cJSON_AddStringToObject(req, "type", "net.ask");
+	cJSON_AddStringToObject(req, "sandbox", sandbox_id);
+	cJSON_AddStringToObject(req, "host", c->host);
+	cJSON_AddNumberToObject(req, "port", c->port);
+	if (frame_write2_fd(fd, hello, req) != 0) {
+		cJSON_Delete(hello);
+		cJSON_Delete(req);
+		close(fd);
+		return -1;
+	}
+	cJSON_Delete(hello);
+	cJSON_Delete(req);
+	evutil_make_socket_nonblocking(fd);
+	c->ask = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+	bufferevent_setcb(c->ask, ask_read_cb, NULL, ask_event_cb, c);
+	bufferevent_set_timeouts(c->ask, &tv, NULL);
+	bufferevent_enable(c->ask, EV_READ);
+	bufferevent_disable(c->client, EV_READ);
+	net_logf("ask", c, "asking the session's human");
+	return 0;
+}
+
 static void
 conn_judge(struct conn *c)
 {
 	struct policy_result		*res;
-	struct evutil_addrinfo		 hints;
-	struct sockaddr_storage		 ss;
-	socklen_t			 len;
 	char				*msg, *norm;
 
 	policy_refresh();
 	res = policy_check_host(policy, policy_mode_now, c->host);
 	/* Resolved as judged: lower case, no final dot. */
-	if (res->verdict == POLICY_ALLOW &&
+	if (res->verdict != POLICY_DENY &&
 	    (norm = policy_net_host_norm(c->host)) != NULL) {
 		free(c->host);
 		c->host = norm;
+	}
+	if (res->verdict == POLICY_ASK && conn_ask(c) == 0) {
+		policy_result_free(res);
+		return;
 	}
 	if (res->verdict != POLICY_ALLOW) {
 		if (policy_net_is_ip(c->host))
@@ -510,18 +656,7 @@ conn_judge(struct conn *c)
 	net_logf("allow", c, msg);
 	free(msg);
 	policy_result_free(res);
-
-	bufferevent_disable(c->client, EV_READ);
-	if (hosts_file_lookup(c->host, &ss, &len)) {
-		((struct sockaddr_in *)&ss)->sin_port = htons((uint16_t)c->port);
-		conn_connect(c, (struct sockaddr *)&ss, len);
-		return;
-	}
-	memset(&hints, 0, sizeof hints);
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_protocol = IPPROTO_TCP;
-	c->dns = evdns_getaddrinfo(dns, c->host, NULL, &hints, dns_cb, c);
+	conn_go(c);
 }
 
 /* Plain HTTP: "GET http://h/p HTTP/1.1" becomes "GET /p HTTP/1.1". */
@@ -621,6 +756,8 @@ conn_free(struct conn *c)
 {
 	if (c->dns != NULL)
 		evdns_getaddrinfo_cancel(c->dns);
+	if (c->ask != NULL)
+		bufferevent_free(c->ask);
 	if (c->client != NULL)
 		bufferevent_free(c->client);
 	if (c->target != NULL)
@@ -760,7 +897,7 @@ find_session(void)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: holt-proxy --id SANDBOX-ID --fd N\n"
+	fprintf(f, "usage: holt-proxy --id SANDBOX-ID --fd N [--server PATH]\n"
 	    "(started by holt for a sandbox made with --net policy; see "
 	    "holt(1))\n");
 }
@@ -779,6 +916,8 @@ main(int argc, char **argv)
 			sandbox_id = argv[++i];
 		else if (strcmp(argv[i], "--fd") == 0 && i + 1 < argc)
 			fd = atoi(argv[++i]);
+		else if (strcmp(argv[i], "--server") == 0 && i + 1 < argc)
+			server_path = argv[++i];
 		else if (strcmp(argv[i], "-h") == 0 ||
 		    strcmp(argv[i], "--help") == 0) {
 			usage(stdout);

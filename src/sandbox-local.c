@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "client.h"
 #include "sandbox.h"
 #include "sandbox-local.h"
 #include "sandbox-mask.h"
@@ -949,7 +950,7 @@ launch_child(struct sandbox *sb, char **argv, struct cgroups *cg,
 static int
 proxy_start(struct sandbox *sb, char **cause)
 {
-	char		*exe, *path, data[64], st;
+	char		*exe, *path, data[64], st, *server;
 	int		 sv[2], pp[2], logfd, nullfd, r;
 	pid_t		 pid, grand = 0;
 	unsigned long long start;
@@ -959,6 +960,8 @@ proxy_start(struct sandbox *sb, char **cause)
 		    "--net off or on)");
 		return -1;
 	}
+	/* Where a host no rule settles is asked about: our server. */
+	server = client_socket_path();
 	path = sandbox_path(sb, "run/proxy.log");
 	logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	free(path);
@@ -969,6 +972,7 @@ proxy_start(struct sandbox *sb, char **cause)
 		if (logfd != -1)
 			close(logfd);
 		free(exe);
+		free(server);
 		return -1;
 	}
 	if ((pid = fork()) == -1)
@@ -986,11 +990,12 @@ proxy_start(struct sandbox *sb, char **cause)
 			_exit(126);
 		close_range(4, ~0U, 0);
 		execl(exe, "holt-proxy", "--id", sb->id, "--fd", "3",
-		    (char *)NULL);
+		    "--server", server, (char *)NULL);
 		dprintf(2, "holt: %s: %s\n", exe, strerror(errno));
 		_exit(127);
 	}
 	free(exe);
+	free(server);
 	close(pp[1]);
 	close(sv[1]);
 	close(logfd);

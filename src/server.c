@@ -607,17 +607,15 @@ srv_do_ls(struct srv_client *c)
 	srv_reply_ok(c, rep);
 }
 
-/* For server-idle.c: does a session of ours hold this sandbox? */
-static int
-srv_sandbox_in_use(void *arg, const char *sandbox)
+/* The session whose agent uses this sandbox, if one of ours does. */
+static struct srv_session *
+srv_session_of_sandbox(const char *sandbox)
 {
 	struct srv_session	*s;
-	struct srv_client	*c;
 	cJSON			*st;
 	const char		*id;
 	int			 mine;
 
-	(void)arg;
 	for (s = srv_sessions; s != NULL; s = s->next) {
 		if (s->agent == NULL)
 			continue;
@@ -625,14 +623,79 @@ srv_sandbox_in_use(void *arg, const char *sandbox)
 		id = json_str(st, "sandbox");
 		mine = id != NULL && strcmp(id, sandbox) == 0;
 		cJSON_Delete(st);
-		if (!mine)
+		if (mine)
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * net.ask, from a sandbox's proxy: a host no rule settles. The session
+ * using the sandbox asks its human (agent_ask_host); the reply waits for
+ * the answer. By client id, not pointer: the proxy may be gone by then.
+ */
+static void
+srv_net_answer(void *arg, const char *decision, const char *reason)
+{
+	unsigned int		*id = arg;
+	struct srv_client	*c;
+	cJSON			*rep;
+
+	for (c = srv_clients; c != NULL; c = c->next) {
+		if (c->id != *id || c->dead)
 			continue;
-		if (agent_run_active(s->agent))
+		rep = cJSON_CreateObject();
+		cJSON_AddStringToObject(rep, "decision", decision);
+		if (reason != NULL)
+			cJSON_AddStringToObject(rep, "reason", reason);
+		srv_reply_ok(c, rep);
+		break;
+	}
+	free(id);
+}
+
+static void
+srv_do_net_ask(struct srv_client *c, const cJSON *req)
+{
+	struct srv_session	*s;
+	const char		*sbx = json_str(req, "sandbox");
+	const char		*host = json_str(req, "host");
+	unsigned int		*id;
+	cJSON			*rep;
+
+	if (sbx == NULL || host == NULL) {
+		srv_reply_error(c, "net.ask: sandbox and host are needed");
+		return;
+	}
+	if ((s = srv_session_of_sandbox(sbx)) == NULL) {
+		rep = cJSON_CreateObject();
+		cJSON_AddStringToObject(rep, "decision", "deny");
+		cJSON_AddStringToObject(rep, "reason", "no session uses the "
+		    "sandbox: nobody to ask");
+		srv_reply_ok(c, rep);
+		return;
+	}
+	id = xmalloc(sizeof *id);
+	*id = c->id;
+	agent_ask_host(s->agent, host, (int)json_num(req, "port", 0),
+	    srv_net_answer, id);
+}
+
+/* For server-idle.c: does a session of ours hold this sandbox? */
+static int
+srv_sandbox_in_use(void *arg, const char *sandbox)
+{
+	struct srv_session	*s;
+	struct srv_client	*c;
+
+	(void)arg;
+	if ((s = srv_session_of_sandbox(sandbox)) == NULL)
+		return 0;
+	if (agent_run_active(s->agent))
+		return 1;
+	for (c = srv_clients; c != NULL; c = c->next) {
+		if (c->attached == s && !c->dead)
 			return 1;
-		for (c = srv_clients; c != NULL; c = c->next) {
-			if (c->attached == s && !c->dead)
-				return 1;
-		}
 	}
 	return 0;
 }
@@ -768,6 +831,10 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 	}
 	if (strcmp(type, "attach") == 0) {
 		srv_do_attach(c, req);
+		return;
+	}
+	if (strcmp(type, "net.ask") == 0) {
+		srv_do_net_ask(c, req);
 		return;
 	}
 	if (strcmp(type, "detach") == 0) {

@@ -48,7 +48,7 @@ test_wait_for 50 "test -s silent-port"
 silent_port=$(cat silent-port)
 
 # The test-only hosts file: two registries' names on the host's loopback.
-printf "127.0.0.1 deb.debian.org registry.npmjs.org slow.debian.org\n" >hosts
+printf "127.0.0.1 deb.debian.org registry.npmjs.org slow.debian.org asked.example.org\n" >hosts
 HOLT_PROXY_HOSTS=$PWD/hosts
 export HOLT_PROXY_HOSTS
 
@@ -204,6 +204,29 @@ test_expect_success '--net off: no proxy, no way out' '
 	holt sandbox exec o -- sh -c "echo \${HTTPS_PROXY:-none}" >out &&
 	echo none >expect && test_cmp expect out &&
 	test_must_fail holt sandbox exec o -- curl -sS -m 5 --noproxy "" -x http://127.0.0.1:3128 http://deb.debian.org:$port/hello.txt
+'
+
+test_expect_success 'a session asks its human about a host; always adds a rule' '
+	mkdir -p "$HOLT_HOME/config" &&
+	echo "allow ^curl(\s|$)" >"$HOLT_HOME/config/policy" &&
+	cat >ask.json <<-EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "curl -sS -m 60 http://asked.example.org:$port/hello.txt" } } ] },
+	  { "expect": { "last_tool_result_contains": "hello through the proxy" },
+	    "text": "got it", "tool_calls": [] } ] }
+	EOF
+	holt new -d -s ask --model script:ask.json "fetch it" &&
+	test_wait_for 150 "holt log -t ask --json | grep approval.needed | grep -q asked.example.org" &&
+	holt log -t ask --json >log &&
+	grep "approval.needed" log | grep "\"host\":\"asked.example.org\"" >needed &&
+	grep "\"port\":$port" needed &&
+	grep "\"by_command\":\"curl -sS -m 60 http://asked.example.org" needed &&
+	holt approve -t ask always &&
+	test_wait_for 150 "holt log -t ask | grep \"run finished\"" &&
+	holt log -t ask >log &&
+	grep "run finished: done" log &&
+	grep "^net-allow asked.example.org$" "$HOLT_HOME/data/sessions/ask/policy" &&
+	rm "$HOLT_HOME/config/policy"
 '
 
 test_expect_success 'holt policy check --host explains a verdict' '

@@ -378,6 +378,8 @@ approval_height(struct approval *a, int w)
 		return 0;
 	if ((s = json_str(r, "command")) != NULL || (s = json_str(r, "path")))
 		h += 1 + text_width(s, strlen(s)) / (w > 16 ? w - 16 : 1);
+	/* A host the sandbox's proxy asks about: host:port, and by whom. */
+	h += (json_str(r, "host") != NULL) + (json_str(r, "by_command") != NULL);
 	h += json_str(r, "cwd") != NULL;
 	h += json_str(r, "verdict") != NULL;
 	if ((n = cJSON_GetArraySize(cJSON_GetObjectItem(r, "parts"))) > 0)
@@ -443,6 +445,14 @@ approval_draw(struct approval *a, WINDOW *win, int w, int h)
 		y = approval_field(win, y, maxy, w, "command", s, ROLE_TOOL);
 	else if ((s = json_str(r, "path")) != NULL)
 		y = approval_field(win, y, maxy, w, "write", s, ROLE_TOOL);
+	else if ((s = json_str(r, "host")) != NULL) {
+		buf_addf(&b, "%s:%d", s, (int)json_num(r, "port", 0));
+		y = approval_field(win, y, maxy, w, "host", buf_str(&b),
+		    ROLE_TOOL);
+		buf_reset(&b);
+		if ((s = json_str(r, "by_command")) != NULL)
+			y = approval_field(win, y, maxy, w, "by", s, ROLE_MODAL);
+	}
 	if ((s = json_str(r, "cwd")) != NULL)
 		y = approval_field(win, y, maxy, w, "cwd", s, ROLE_MODAL);
 	if ((s = json_str(r, "verdict")) != NULL)
