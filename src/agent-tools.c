@@ -301,8 +301,10 @@ tool_exec_reply(void *arg, const cJSON *f)
 	}
 	if (ev == NULL)
 		return 0;
-	if (strcmp(ev, "started") == 0) {
+	if (strcmp(ev, "started") == 0 || strcmp(ev, "attached") == 0) {
 		te->pid = (long)json_num(f, "pid", 0);
+		if (strcmp(ev, "started") == 0 && te->ctx.started != NULL)
+			te->ctx.started(te->arg, te->pid);
 		if (te->cancelled)
 			tool_exec_cancel(te);
 		return 0;
@@ -361,9 +363,16 @@ tool_run(struct tool_exec *te, cJSON *req)
 }
 
 static cJSON *
-exec_request(const char *cmd, long long timeout_s)
+exec_request(const struct tool_ctx *ctx, const char *cmd, long long timeout_s)
 {
 	cJSON	*req = cJSON_CreateObject();
+
+	if (ctx->rejoin_pid > 0) {
+		cJSON_AddStringToObject(req, "op", "attach");
+		cJSON_AddNumberToObject(req, "pid", (double)ctx->rejoin_pid);
+		cJSON_AddNumberToObject(req, "offset", 0);
+		return req;
+	}
 
 	cJSON_AddStringToObject(req, "op", "exec");
 	cJSON_AddStringToObject(req, "cmd", cmd);
@@ -388,7 +397,7 @@ tool_start_command(struct tool_exec *te)
 	}
 	if (t <= 0 || t > te->ctx.timeout_s * 4)
 		t = te->ctx.timeout_s;
-	tool_run(te, exec_request(cmd, t));
+	tool_run(te, exec_request(&te->ctx, cmd, t));
 }
 
 static void
@@ -411,7 +420,7 @@ tool_start_tests(struct tool_exec *te)
 		free(q);
 	} else
 		cmd = xstrdup(te->ctx.test_command);
-	tool_run(te, exec_request(cmd, te->ctx.timeout_s));
+	tool_run(te, exec_request(&te->ctx, cmd, te->ctx.timeout_s));
 	free(cmd);
 }
 

@@ -14,6 +14,15 @@ struct tool_ctx {
 	long long	 timeout_s;	/* default per command */
 	size_t		 output_cap;	/* what the model is given */
 	const char	*command;	/* run this instead (edited by the user) */
+	/*
+	 * run_command and run_tests: told the command's pid once envd has
+	 * started it; with rejoin_pid set, no command is started: the one
+	 * with that pid (started by an earlier process) is attached to, its
+	 * output replayed from the start envd keeps and its exit awaited.
+	 * Attaching fails (envd no longer knows it) as the tool failing.
+	 */
+	void		(*started)(void *arg, long pid);
+	long		 rejoin_pid;
 };
 
 struct tool_result {

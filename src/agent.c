@@ -8,9 +8,13 @@
  * the only state that matters: the conversation given to the model is
  * rebuilt from it before every request (O(events), a few ms for 10,000),
  * and agent_open rebuilds what was in flight, so a run killed at any point
- * carries on from its log. A tool.started without its tool.finished is
- * closed as interrupted and the model is told the command may or may not
- * have run (at-least-once).
+ * carries on from its log. A command's pid in the sandbox is logged
+ * (tool.running) as soon as envd has started it; a call with a pid and no
+ * tool.finished is re-joined by that pid through envd (agent_rejoin), so
+ * the model gets the command's real output and exit code, and a command
+ * that reached the sandbox runs exactly once. A tool.started with no pid,
+ * or one envd no longer knows, is closed as interrupted and the model is
+ * told the command may or may not have run (at-least-once).
  *
  * A write to the log that fails (the disk is full) stops the session
  * taking work: its state is error, what the user asks for is refused, and
@@ -44,11 +48,14 @@
 #define OUTPUT_TAIL_MAX	(64U * 1024)	/* and its tail, logged at the end */
 #define OUTPUT_TAIL_CHUNK (16U * 1024)	/* bytes of the tail per event */
 #define LOG_RETRY_MS	1000		/* a full disk: try the log again */
+#define AGENT_INTERRUPTED "The command was interrupted: holt stopped (a " \
+    "crash or a restart) while it ran. It may or may not have run, in " \
+    "whole or in part; check the state before running it again."
 #define INSTRUCTIONS_MAX (64U * 1024)	/* bytes of one instructions file */
 static const char history_types[] = "user.message assistant.message "
-    "tool.call approval.needed approval.decided tool.started tool.finished "
-    "run.finished session.created context.compacted checkpoint.taken "
-    "session.rewound session.forked";
+    "tool.call approval.needed approval.decided tool.started tool.running "
+    "tool.finished run.finished session.created context.compacted "
+    "checkpoint.taken session.rewound session.forked";
 
 struct call {
 	char		*id;
@@ -66,6 +73,7 @@ struct call {
 	char		*deny_by;	/* policy, user, timeout ... */
 	char		*deny_rule;	/* the rule that denied it */
 	int		 started;
+	long		 pid;		/* tool.running: its pid in the sandbox */
 	int		 finished;
 	int		 checkpointed;	/* checkpoint.taken is in the log */
 	int		 no_checkpoint;	/* it failed: the call cannot be undone */
@@ -159,6 +167,7 @@ struct agent {
 	struct host_ask		*host_asks;	/* oldest first */
 	enum agent_state	 host_prev;	/* the state before the first */
 
+	int			 rejoining;	/* a.tool is attached by pid */
 	char			*log_error;	/* the log cannot be written */
 	cJSON			*unlogged;	/* events waiting for it, in order */
 	enum agent_state	 held;		/* the state behind the error */
@@ -652,6 +661,8 @@ agent_rebuild(struct agent *a)
 			    json_str(ev, "rule"));
 		} else if (strcmp(type, "tool.started") == 0)
 			c->started = 1;
+		else if (strcmp(type, "tool.running") == 0)
+			c->pid = (long)json_num(ev, "pid", 0);
 		else if (strcmp(type, "checkpoint.taken") == 0)
 			c->checkpointed = 1;
 		else if (strcmp(type, "tool.finished") == 0)
@@ -850,6 +861,30 @@ agent_finish_call_text(struct agent *a, struct call *c, const char *text,
 	agent_finish_call(a, c, &r, denied);
 }
 
+/*
+ * envd started the command: its pid is logged (a durable point), so that
+ * after a crash the next process re-joins this very command instead of
+ * calling it interrupted.
+ */
+static void
+agent_tool_running(void *arg, long pid)
+{
+	struct agent	*a = arg;
+	size_t		 i;
+	cJSON		*ev;
+
+	for (i = 0; i < a->ncalls; i++) {
+		if (a->calls[i].started && !a->calls[i].finished) {
+			a->calls[i].pid = pid;
+			ev = evlog_new("tool.running");
+			cJSON_AddStringToObject(ev, "call_id", a->calls[i].id);
+			cJSON_AddNumberToObject(ev, "pid", (double)pid);
+			agent_emit(a, ev, 1);
+			return;
+		}
+	}
+}
+
 static void
 agent_tool_done(void *arg, struct tool_result *r)
 {
@@ -858,11 +893,19 @@ agent_tool_done(void *arg, struct tool_result *r)
 
 	for (i = 0; i < a->ncalls; i++) {
 		if (a->calls[i].started && !a->calls[i].finished) {
+			if (a->rejoining && r->failed) {
+				/* envd no longer knows the pid. */
+				free(r->result);
+				r->result = xstrdup(AGENT_INTERRUPTED);
+				r->failed = 0;
+				r->interrupted = 1;
+			}
 			agent_output_tail(a, &a->calls[i]);
 			agent_finish_call(a, &a->calls[i], r, 0);
 			break;
 		}
 	}
+	a->rejoining = 0;
 	buf_reset(&a->output_tail);
 	a->tool_done = 1;
 	agent_kick(a);
@@ -902,10 +945,49 @@ agent_execute(struct agent *a, struct call *c)
 	a->output_off = a->output_lines = 0;
 	buf_reset(&a->output_tail);
 	ctx.command = c->command;
+	ctx.started = agent_tool_running;
 	agent_set_state(a, AGENT_WORKING);
 	a->tool_done = 0;
+	a->rejoining = 0;
 	a->tool = tool_exec_start(a->envd, c->name, c->args, &ctx,
 	    agent_tool_output, agent_tool_done, a);
+}
+
+/*
+ * After a crash: the command of c was running in the sandbox (its pid is
+ * in the log) and may still be, or have finished since. Attach to it by
+ * pid through envd, replaying the output envd kept, and take its real
+ * exit; only if envd no longer knows it is the call interrupted. Returns
+ * -1 if it cannot even try (no pid, no sandbox).
+ */
+static int
+agent_rejoin(struct agent *a, struct call *c)
+{
+	struct tool_ctx	 ctx = a->tctx;
+	char		*cause = NULL;
+
+	if (c->pid <= 0 || (strcmp(c->name, "run_command") != 0 &&
+	    strcmp(c->name, "run_tests") != 0))
+		return -1;
+	if (agent_envd(a, &cause) != 0) {
+		log_warnx("session '%s': cannot re-join pid %ld: %s", a->name,
+		    c->pid, cause);
+		free(cause);
+		return -1;
+	}
+	log_info("session '%s': re-joining call %s, pid %ld", a->name, c->id,
+	    c->pid);
+	ctx.command = c->command;
+	ctx.rejoin_pid = c->pid;
+	/* What envd replays was logged before (its head): live only now. */
+	a->logged_output = OUTPUT_LOG_MAX;
+	a->logged_lines = a->output_off = a->output_lines = 0;
+	buf_reset(&a->output_tail);
+	a->tool_done = 0;
+	a->rejoining = 1;
+	a->tool = tool_exec_start(a->envd, c->name, c->args, &ctx,
+	    agent_tool_output, agent_tool_done, a);
+	return 0;
 }
 
 static char *
@@ -2285,10 +2367,9 @@ agent_start(struct agent *a)
 		c = &a->calls[i];
 		if (!c->started || c->finished)
 			continue;
-		msg = "The command was interrupted: holt stopped (a crash or a "
-		    "restart) while it ran. It may or may not have run, in "
-		    "whole or in part; check the state before running it "
-		    "again.";
+		if (a->run_active && agent_rejoin(a, c) == 0)
+			continue;
+		msg = AGENT_INTERRUPTED;
 		{
 			struct tool_result r;
 			memset(&r, 0, sizeof r);
