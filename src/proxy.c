@@ -865,8 +865,6 @@ find_session(void)
 	cJSON		*s;
 	const char	*sbx, *mode;
 
-	if (policy_mode_parse(config_get("mode"), &policy_mode_now) != 0)
-		policy_mode_now = POLICY_AUTO;
 	if ((d = opendir(paths_sessions_dir())) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
@@ -897,7 +895,8 @@ find_session(void)
 static void
 usage(FILE *f)
 {
-	fprintf(f, "usage: holt-proxy --id SANDBOX-ID --fd N [--server PATH]\n"
+	fprintf(f, "usage: holt-proxy --id SANDBOX-ID --fd N [--server PATH] "
+	    "[--mode MODE]\n"
 	    "(started by holt for a sandbox made with --net policy; see "
 	    "holt(1))\n");
 }
@@ -907,7 +906,6 @@ main(int argc, char **argv)
 {
 	struct rlimit	 rl;
 	struct event	*ev;
-	char		*cause = NULL;
 	int		 fd = -1, i;
 
 	log_prog = "holt-proxy";
@@ -918,6 +916,12 @@ main(int argc, char **argv)
 			fd = atoi(argv[++i]);
 		else if (strcmp(argv[i], "--server") == 0 && i + 1 < argc)
 			server_path = argv[++i];
+		else if (strcmp(argv[i], "--mode") == 0 && i + 1 < argc) {
+			if (policy_mode_parse(argv[++i], &policy_mode_now) != 0) {
+				usage(stderr);
+				return 2;
+			}
+		}
 		else if (strcmp(argv[i], "-h") == 0 ||
 		    strcmp(argv[i], "--help") == 0) {
 			usage(stdout);
@@ -940,10 +944,6 @@ main(int argc, char **argv)
 	max_conns = rl.rlim_cur > 256 ? (size_t)(rl.rlim_cur - 64) / 2 : 96;
 	if (max_conns > 8192)
 		max_conns = 8192;
-	if (config_load(NULL, &cause) != 0) {
-		log_warnx("%s", cause);
-		free(cause);
-	}
 	sandbox_dir = paths_join(paths_sandboxes_dir(), sandbox_id);
 	log_path = paths_join(sandbox_dir, "run/net.log");
 	if ((net_log = fopen(log_path, "ae")) == NULL)

@@ -940,6 +940,27 @@ launch_child(struct sandbox *sb, char **argv, struct cgroups *cg,
 	_exit(127);
 }
 
+/* The proxy's environment: where holt keeps things, and nothing else. */
+static void
+proxy_env(void)
+{
+	static const char *keep[] = { "HOLT_HOME", "XDG_CONFIG_HOME",
+	    "XDG_DATA_HOME", "XDG_RUNTIME_DIR", "HOME", "HOLT_PROXY_HOSTS",
+	    "TZ" };
+	char		*vals[nitems(keep)];
+	const char	*v;
+	size_t		 i;
+
+	for (i = 0; i < nitems(keep); i++)
+		vals[i] = (v = getenv(keep[i])) != NULL ? xstrdup(v) : NULL;
+	clearenv();
+	for (i = 0; i < nitems(keep); i++) {
+		if (vals[i] != NULL)
+			setenv(keep[i], vals[i], 1);
+	}
+	setenv("PATH", "/usr/bin:/bin", 1);
+}
+
 /*
  * --net policy: start holt-proxy for the sandbox, detached like it (own
  * session, re-parented), with one end of a socket pair as its fd 3; the
@@ -951,6 +972,7 @@ static int
 proxy_start(struct sandbox *sb, char **cause)
 {
 	char		*exe, *path, data[64], st, *server;
+	const char	*mode;
 	int		 sv[2], pp[2], logfd, nullfd, r;
 	pid_t		 pid, grand = 0;
 	unsigned long long start;
@@ -962,6 +984,9 @@ proxy_start(struct sandbox *sb, char **cause)
 	}
 	/* Where a host no rule settles is asked about: our server. */
 	server = client_socket_path();
+	/* holt.conf's mode, for a sandbox no session uses (the proxy reads
+	   no holt.conf: it may hold keys). */
+	mode = config_get("mode");
 	path = sandbox_path(sb, "run/proxy.log");
 	logfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 	free(path);
@@ -989,8 +1014,10 @@ proxy_start(struct sandbox *sb, char **cause)
 		    dup2(logfd, 2) == -1 || dup2(sv[1], 3) == -1)
 			_exit(126);
 		close_range(4, ~0U, 0);
+		/* It holds no secret: none of our environment but paths. */
+		proxy_env();
 		execl(exe, "holt-proxy", "--id", sb->id, "--fd", "3",
-		    "--server", server, (char *)NULL);
+		    "--server", server, "--mode", mode, (char *)NULL);
 		dprintf(2, "holt: %s: %s\n", exe, strerror(errno));
 		_exit(127);
 	}

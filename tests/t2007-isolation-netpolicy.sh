@@ -57,7 +57,13 @@ sbx_net() {
 }
 
 test_expect_success 'the default is --net policy: proxy variables inside' '
-	holt sandbox create --name p >id &&
+	OPENAI_API_KEY=sk-holt-test-secret GITHUB_TOKEN=ghp-holt-test-secret \
+		holt sandbox create --name p >id &&
+	read ppid pstart <"$HOLT_HOME/data/sandboxes/$(cat id)/run/proxy.pid" &&
+	tr "\0" "\n" </proc/$ppid/environ >penv &&
+	grep "^HOLT_HOME=" penv &&
+	! grep "holt-test-secret" penv &&
+	! grep -a "holt-test-secret" /proc/$ppid/cmdline &&
 	holt sandbox ls --json >ls &&
 	grep "\"net\":[[:space:]]*\"policy\"" ls &&
 	sbx_net sh -c "echo \$HTTPS_PROXY \$http_proxy \$NO_PROXY" >out &&
