@@ -920,6 +920,9 @@ note_cd(struct pctx *c, const struct pcmd *pc)
 			w = &pc->words[i];
 			break;
 		}
+		/* cd -P follows links: "sub/.." is then elsewhere */
+		if (strchr(pc->words[i].text, 'P') != NULL)
+			c->cwd_unknown = 1;
 	}
 	if (strcmp(pc->words[0].text, "cd") != 0 || w == NULL ||
 	    (w->flags & (PW_EXPANDS|PW_TILDE)) || c->cwd_unknown ||
