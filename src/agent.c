@@ -1053,6 +1053,9 @@ agent_ask(struct agent *a, struct call *c, const char *kind,
 	cJSON_AddStringToObject(ev, "call_id", c->id);
 	cJSON_AddStringToObject(ev, "tool", c->name);
 	cJSON_AddStringToObject(ev, kind, subject);
+	/* Which call of the reply: its calls are asked about one by one. */
+	cJSON_AddNumberToObject(ev, "call", (double)(c - a->calls) + 1);
+	cJSON_AddNumberToObject(ev, "calls", (double)a->ncalls);
 	cJSON_AddStringToObject(ev, "cwd", "/workspace");
 	if (pr != NULL) {
 		cJSON_AddStringToObject(ev, "verdict",
@@ -2520,12 +2523,6 @@ agent_judge_edit(struct agent *a, struct call *c, const char *command,
 	return rc;
 }
 
-static int
-agent_save_rule(struct agent *a, const char *rule, char **cause)
-{
-	return agent_save_rule_as(a, "allow", rule, cause);
-}
-
 /* The command of the call whose tool runs now, if any (caller frees). */
 static char *
 agent_running_command(struct agent *a)
@@ -2654,6 +2651,23 @@ agent_approve_host(struct agent *a, struct host_ask *h, const char *decision,
 	return 0;
 }
 
+/* "Always" for a write: that path exactly, as a write-allow pattern. */
+static char *
+agent_path_rule(const char *path)
+{
+	struct buf	 b = BUF_INIT;
+	size_t		 len;
+
+	buf_addc(&b, '^');
+	for (; path != NULL && *path != '\0'; path++) {
+		if (strchr("\\^$.|?*+()[]{}", *path) != NULL)
+			buf_addc(&b, '\\');
+		buf_addc(&b, *path);
+	}
+	buf_addc(&b, '$');
+	return buf_detach(&b, &len);
+}
+
 int
 agent_approve(struct agent *a, const char *request_id, const char *decision,
     const char *rule, const char *message, const char *command,
@@ -2666,6 +2680,7 @@ agent_approve(struct agent *a, const char *request_id, const char *decision,
 	char		*subject = NULL, *wider = NULL, *suggested = NULL;
 	char		*tmp = NULL, *original = NULL, *overridden = NULL;
 	int		 rc;
+	enum tool_subject kind;
 
 	if (strcmp(decision, "allow") != 0 && strcmp(decision, "deny") != 0 &&
 	    strcmp(decision, "always") != 0) {
@@ -2701,6 +2716,20 @@ agent_approve(struct agent *a, const char *request_id, const char *decision,
 	    (rc = agent_judge_edit(a, c, command, override, &original,
 	    &overridden, cause)) != 0)
 		return rc;
+	if (strcmp(decision, "always") == 0 && a->mode == POLICY_MANUAL) {
+		*cause = xstrdup("manual mode asks for every command and "
+		    "write, so an always rule would have no effect; allow it "
+		    "once, or switch to auto mode first");
+		return -1;
+	}
+	kind = tool_subject(c->name, c->args, &a->tctx, &subject, &tmp);
+	free(tmp);
+	tmp = NULL;
+	if (strcmp(decision, "always") == 0 && kind == TOOL_WRITE &&
+	    (rule == NULL || *rule == '\0'))
+		rule = suggested = agent_path_rule(subject);
+	free(subject);
+	subject = NULL;
 	if (strcmp(decision, "always") == 0) {
 		if (rule == NULL || *rule == '\0') {
 			if (tool_subject(c->name, c->args, &a->tctx, &subject,
@@ -2717,7 +2746,8 @@ agent_approve(struct agent *a, const char *request_id, const char *decision,
 			free(wider);
 			rule = suggested;
 		}
-		if (agent_save_rule(a, rule, cause) != 0) {
+		if (agent_save_rule_as(a, kind == TOOL_WRITE ? "write-allow" :
+		    "allow", rule, cause) != 0) {
 			free(suggested);
 			return -1;
 		}

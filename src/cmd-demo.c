@@ -85,7 +85,7 @@ static const char demo_script[] =
 "  { \"delay_ms\": 700, \"text\": \"And the tests again.\",\n"
 "    \"tool_calls\": [ { \"name\": \"run_tests\", \"arguments\": {} } ] },\n"
 "  { \"delay_ms\": 700,\n"
-"    \"text\": \"Done. `add()` returned `a - b`; it now returns `a + b`, and both tests pass. The shop page is served on port 8000 in the sandbox (`holt sandbox forward` would show it in your browser). Press D to review the diff.\",\n"
+"    \"text\": \"Done. `add()` returned `a - b`; it now returns `a + b`, and the last test run above says whether both tests pass. The web server runs on port 8000 in the sandbox (`holt sandbox forward` shows it in your browser). The diff opens now for your review; later, `/diff` shows it again.\",\n"
 "    \"tool_calls\": [] } ] }\n";
 
 /* The demo's own rule, as "always allow" would save it. */

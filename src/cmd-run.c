@@ -250,6 +250,17 @@ cmd_run_exec(int argc, char **argv)
 	}
 
 	secret_init();
+	if (resume != NULL && (sn.repo != NULL || sn.branch != NULL ||
+	    sn.depth != 0 || sn.model != NULL || sn.base_url != NULL ||
+	    sn.net != NULL || sn.test_command != NULL || sn.name != NULL)) {
+		/* Said rather than ignored: they shape a new session only. */
+		utf8_vis_print(stderr, 0, "holt run: session '%s': --resume "
+		    "keeps the session's repository, model, base URL, network "
+		    "and test command; of the session options it takes --mode "
+		    "and --steps\n", resume);
+		buf_release(&task);
+		return EXIT_USAGE;
+	}
 	if (resume != NULL) {
 		if (!session_exists(resume)) {
 			fprintf(stderr, "holt: session '%s': no such session\n",
@@ -287,6 +298,12 @@ cmd_run_exec(int argc, char **argv)
 	agent_set_ask(rs.agent, rs.ask_stdin ? AGENT_ASK_WAIT : AGENT_ASK_DENY);
 	if (sn.steps > 0)
 		agent_set_steps(rs.agent, sn.steps);
+	if (resume != NULL && sn.mode != NULL &&
+	    agent_set_mode(rs.agent, sn.mode, &cause) != 0) {
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt run: %s\n", cause);
+		free(cause);
+		cause = NULL;
+	}
 	rs.ev_answer = event_new(rs.base, -1, 0, run_answer, &rs);
 	if (rs.ask_stdin) {
 		rs.ev_stdin = event_new(rs.base, STDIN_FILENO,

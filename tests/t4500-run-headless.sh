@@ -102,6 +102,33 @@ test_expect_success BWRAP 'an ask with --ask deny is denied, never run' '
 	! ls "$HOLT_HOME"/data/sandboxes/*/workspace/pwned
 '
 
+test_expect_success BWRAP 'always in manual mode is refused; a write'"'"'s always is a write-allow rule' '
+	cat >w.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "write_file", "arguments": { "path": "notes/a.txt", "content": "x\n" } } ] },
+	  { "text": "done", "tool_calls": [] } ] }
+	EOF
+	printf "always\nallow\n" | holt run -s man --mode manual \
+		--model script:w.json --ask stdin --headless "write" >out 2>err &&
+	grep "manual mode asks for every command and write, so an always rule would have no effect" err &&
+	events_of out approval.needed | grep "\"call\":1,\"calls\":1" &&
+	! events_of out approval.decided | grep "\"always\"" &&
+	echo "write-ask ^notes/" >>"$HOLT_HOME/config/policy" &&
+	printf "always\nallow\n" | holt run -s wa --model script:w.json \
+		--ask stdin --headless "write" >out 2>err &&
+	events_of out approval.decided | grep "\"decision\":\"always\"" |
+		grep -F "notes/a" &&
+	grep -x -F "write-allow ^notes/a\\.txt\$" "$HOLT_HOME/data/sessions/wa/policy" &&
+	write_policy
+'
+
+test_expect_success BWRAP 'run --resume refuses what it would ignore' '
+	test_expect_code 2 holt run --resume wa --model script:w.json \
+		--base-url http://127.0.0.1:9 "more" 2>err &&
+	grep "session .wa.: --resume keeps the session.s repository, model, base URL" err &&
+	! grep -a "\"more\"" "$HOLT_HOME/data/sessions/wa/events.jsonl"
+'
+
 test_expect_success BWRAP '--ask stdin takes the answer from standard input' '
 	cat >ask2.json <<-\EOF &&
 	{ "turns": [

@@ -110,8 +110,24 @@ test_expect_success TMUX 'manual mode: a file write asks and shows its diff' '
 	tui_wait a "@@ -1,2 +1,2 @@" &&
 	tui_wait a "-int week = day / 7;" &&
 	tui_wait a "+int week = (day + 6) / 7;" &&
+	tui_wait a "y allow once · n deny · m deny with a message" &&
+	! tui_screen a | grep "a always\|e edit" &&
+	tui_keys a a &&
+	tui_wait a "manual mode asks every time: an always rule would have no effect" &&
+	tui_keys a e &&
+	tui_wait a "only a command can be edited" &&
+	! sent_has request_id=w1 &&
 	tui_keys a y &&
 	sent_wait "request_id=w1" "decision=allow"
+'
+
+test_expect_success TMUX 'the calls of one reply are counted' '
+	fake_ctl "{\"event\": {\"type\": \"approval.needed\", \"request_id\": \"c2\",
+	  \"call_id\": \"call-c2\", \"command\": \"make\", \"verdict\": \"ask\",
+	  \"call\": 2, \"calls\": 3}}" &&
+	tui_wait a "approval needed (1 of 1) · call 2 of 3 of this reply" &&
+	tui_keys a n &&
+	sent_wait "request_id=c2" "decision=deny"
 '
 
 test_expect_success TMUX 'an answer from another client closes the modal' '

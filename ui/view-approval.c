@@ -308,6 +308,17 @@ approval_message_cb(struct tui *t, void *arg, const char *text)
 	a->prompt_id = NULL;
 }
 
+/* Manual mode asks for every command and write: no rule applies there
+ * (a host's net-allow rule still does). */
+static int
+approval_manual(struct approval *a, const cJSON *r)
+{
+	const char	*mode = json_str(tui_state(a->tui), "mode");
+
+	return mode != NULL && strcmp(mode, "manual") == 0 &&
+	    json_str(r, "host") == NULL;
+}
+
 int
 approval_key(struct approval *a, int key)
 {
@@ -336,7 +347,19 @@ approval_key(struct approval *a, int key)
 		approval_send(a, id, "deny", NULL, NULL);
 		break;
 	case ACT_ALWAYS:
+		if (approval_manual(a, r)) {
+			tui_flash(a->tui, "manual mode asks every time: an "
+			    "always rule would have no effect (switch the mode "
+			    "first)");
+			break;
+		}
 		a->wider = 0;
+		if (json_str(r, "path") != NULL) {
+			tui_prompt(a->tui, "always allow writes matching "
+			    "(empty: this path only):", "", approval_always_cb,
+			    a);
+			break;
+		}
 		rule = approval_rule(r, 0);
 		tui_prompt(a->tui, rule != NULL ? "always allow, rule (Tab: "
 		    "wider):" : "always allow, rule (none proposed, type one):",
@@ -437,7 +460,11 @@ approval_draw(struct approval *a, WINDOW *win, int w, int h)
 	box(win, 0, 0);
 	if (r == NULL)
 		return;
-	buf_addf(&b, " approval needed (1 of %d) ", approval_count(a));
+	buf_addf(&b, " approval needed (1 of %d)", approval_count(a));
+	if (json_num(r, "calls", 1) > 1)
+		buf_addf(&b, " · call %.0f of %.0f of this reply",
+		    json_num(r, "call", 1), json_num(r, "calls", 1));
+	buf_addc(&b, ' ');
 	text_draw_role(win, 0, 2, buf_str(&b), b.len, w - 4,
 	    ROLE_MODAL_BORDER);
 	buf_reset(&b);
@@ -515,9 +542,18 @@ approval_draw(struct approval *a, WINDOW *win, int w, int h)
 	else if (a->guarded)
 		s = "you were typing: keys go on to the input · C-o to answer "
 		    "this request";
-	else
-		s = "y allow once · a always · n deny · e edit · m deny with "
-		    "a message";
+	else {
+		/* Only the keys that apply to this request. */
+		buf_reset(&b);
+		buf_adds(&b, "y allow once · ");
+		if (!approval_manual(a, r))
+			buf_adds(&b, "a always · ");
+		buf_adds(&b, "n deny · ");
+		if (json_str(r, "command") != NULL)
+			buf_adds(&b, "e edit · ");
+		buf_adds(&b, "m deny with a message");
+		s = buf_str(&b);
+	}
 	text_draw_role(win, h - 2, 2, s, strlen(s), w - 4, ROLE_PENDING);
 	buf_release(&b);
 }
