@@ -36,7 +36,6 @@ struct e2b_stream {
 	struct evhttp_request	*req;		/* NULL once the client left */
 	struct evhttp_connection *evcon;
 	struct bufferevent	*bev;		/* to holt-envd */
-	struct frame_decoder	 dec;
 	struct event		*keepalive;
 	char			*sandbox;
 	char			*tag;
@@ -124,7 +123,6 @@ stream_free(struct e2b_stream *st)
 		bufferevent_free(st->bev);	/* closes the envd socket */
 	if (st->keepalive != NULL)
 		event_free(st->keepalive);
-	frame_decoder_release(&st->dec);
 	free(st->sandbox);
 	free(st->tag);
 	cJSON_Delete(st->config);
@@ -322,34 +320,60 @@ stream_frame(struct e2b_stream *st, const cJSON *f)
 	return 0;
 }
 
+/*
+ * The next of envd's frames, read in place from the bufferevent: 1, 0 when
+ * it has not all come, -1 with *cause. Output is passed on as base64, so
+ * its bytes need no UTF-8 repair (a quarter of the time of a stream went
+ * there); the other frames get it, as everything from a peer does.
+ */
+static int
+stream_next(struct evbuffer *in, cJSON **fp, char **cause)
+{
+	unsigned char	 h[4], *p;
+	size_t		 n;
+	const char	*ev;
+
+	*fp = NULL;
+	if (evbuffer_copyout(in, h, 4) != 4)
+		return 0;
+	n = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
+	if (n > FRAME_MAX) {
+		*cause = xprintf("envd: a frame of %zu bytes", n);
+		return -1;
+	}
+	if (evbuffer_get_length(in) < 4 + n)
+		return 0;
+	p = evbuffer_pullup(in, 4 + n);
+	*fp = cJSON_ParseWithLength((const char *)p + 4, n);
+	evbuffer_drain(in, 4 + n);
+	if (*fp == NULL || !cJSON_IsObject(*fp)) {
+		cJSON_Delete(*fp);
+		*fp = NULL;
+		*cause = xstrdup("envd: a frame that is not a JSON object");
+		return -1;
+	}
+	ev = json_str(*fp, "event");
+	if (ev == NULL || (strcmp(ev, "stdout") != 0 &&
+	    strcmp(ev, "stderr") != 0 && strcmp(ev, "pty") != 0))
+		utf8_repair_json(*fp);
+	return 1;
+}
+
 static void
 stream_read(struct bufferevent *bev, void *arg)
 {
 	struct e2b_stream	*st = arg;
 	struct evbuffer		*in = bufferevent_get_input(bev);
-	struct evbuffer_iovec	 v[8];
-	int			 n, i;
 	cJSON			*f;
 	char			*cause = NULL;
+	int			 r;
 
-	while (evbuffer_get_length(in) > 0) {
-		n = evbuffer_peek(in, -1, NULL, v, nitems(v));
-		if (n > (int)nitems(v))
-			n = nitems(v);
-		for (i = 0; i < n; i++) {
-			frame_decoder_feed(&st->dec, v[i].iov_base,
-			    v[i].iov_len);
-			evbuffer_drain(in, v[i].iov_len);
-		}
-	}
-	for (;;) {
-		if (frame_decoder_next(&st->dec, &f, &cause) < 0) {
+	while ((r = stream_next(in, &f, &cause)) != 0) {
+		if (r < 0) {
 			stream_end(st, "internal", cause);
 			free(cause);
 			return;
 		}
-		if (f == NULL)
-			break;
 		if (stream_frame(st, f)) {
 			cJSON_Delete(f);
 			return;
@@ -398,7 +422,6 @@ stream_new(struct e2b_server *srv, struct evhttp_request *req,
 	st->req = req;
 	st->evcon = evhttp_request_get_connection(req);
 	st->sandbox = xstrdup(sandbox_id(sb));
-	frame_decoder_init(&st->dec, FRAME_MAX);
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "Content-Type", "application/connect+json");
 	evhttp_send_reply_start(req, 200, NULL);
