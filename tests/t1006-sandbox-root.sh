@@ -258,6 +258,39 @@ test_expect_success '--image: what is not a root filesystem is refused' '
 	test_line_count = 3 left
 '
 
+if test -x /usr/bin/npm && test -x /usr/bin/node; then
+	test_set_prereq NPM
+fi
+if /usr/bin/python3 -c "import setuptools" 2>/dev/null && test -x /usr/bin/pip3; then
+	test_set_prereq SYSPIP
+fi
+
+test_expect_success NPM 'sudo npm install -g: a global command that stays' '
+	ws=$(sbx_dir "$id")/workspace &&
+	mkdir -p "$ws/np/bin" &&
+	printf "{\"name\":\"holt-npm-test\",\"version\":\"1.0.0\",\"bin\":{\"holt-npm-test\":\"bin/x.js\"}}" >"$ws/np/package.json" &&
+	printf "#!/usr/bin/env node\nconsole.log(\"npm global works\")\n" >"$ws/np/bin/x.js" &&
+	chmod 755 "$ws/np/bin/x.js" &&
+	chown -R "$uid:$uid" "$ws/np" &&
+	holt sandbox exec m -- sudo npm install -g --offline ./np >out 2>&1 &&
+	holt sandbox exec m -- holt-npm-test >out &&
+	echo "npm global works" >expect && test_cmp expect out &&
+	! test -e /usr/local/bin/holt-npm-test && ! test -e /usr/bin/holt-npm-test
+'
+
+test_expect_success SYSPIP 'sudo pip install into the system Python' '
+	ws=$(sbx_dir "$id")/workspace &&
+	mkdir -p "$ws/pp/holtpip" &&
+	printf "from setuptools import setup\nsetup(name=\"holtpip\", version=\"1.0\", packages=[\"holtpip\"])\n" >"$ws/pp/setup.py" &&
+	echo "X = 42" >"$ws/pp/holtpip/__init__.py" &&
+	chown -R "$uid:$uid" "$ws/pp" &&
+	holt sandbox exec m -- sudo pip3 install --no-build-isolation --no-index \
+		--break-system-packages ./pp >out 2>&1 &&
+	holt sandbox exec m -- sh -c "cd /tmp && python3 -c \"import holtpip; print(holtpip.X)\"" >out &&
+	echo 42 >expect && test_cmp expect out &&
+	! /usr/bin/python3 -c "import holtpip" 2>/dev/null
+'
+
 test_expect_success '--image: a split-/usr image is refused, named' '
 	mkdir -p split/usr/bin split/etc split/bin &&
 	test_must_fail holt sandbox create --image "$PWD/split" 2>err &&
