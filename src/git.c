@@ -44,8 +44,8 @@
 #include "dynlib-git2.h"
 
 /* Set up libgit2 once: no system or global configuration, ever. */
-static void
-git_setup(void)
+void
+git_lib_setup(void)
 {
 	static int	 done;
 	int		 levels[] = { GIT_CONFIG_LEVEL_PROGRAMDATA,
@@ -371,7 +371,7 @@ git_safe_config_prepare(char **cause)
 
 	if (git_safe_cfg != NULL)
 		return 0;
-	git_setup();
+	git_lib_setup();
 	path = paths_join(paths_run_dir(), "git-workspace.conf");
 	if (stat(path, &sb) == -1 ||
 	    (size_t)sb.st_size != sizeof git_safe_config - 1) {
@@ -560,7 +560,7 @@ git_open_workspace(const char *ws, char **cause)
 	    "gitdir", "objects/info/http-alternates" };
 	size_t		 i;
 
-	git_setup();
+	git_lib_setup();
 	if (lstat(ws, &sb) == -1) {
 		*cause = xprintf("workspace '%s': %s", ws, strerror(errno));
 		return NULL;
@@ -1276,7 +1276,7 @@ git_import_impl(const char *src, const char *ws,
 	int			 r;
 #endif
 
-	git_setup();
+	git_lib_setup();
 	memset(&gc, 0, sizeof gc);
 	if (!dir_is_empty(ws)) {
 		*cause = xprintf("workspace '%s': not empty", ws);
@@ -1388,7 +1388,7 @@ git_origin_url(const char *path, char **cause)
 	git_remote	*remote;
 	char		*url;
 
-	git_setup();
+	git_lib_setup();
 	if (git_repository_open_ext(&repo, path, GIT_REPOSITORY_OPEN_NO_SEARCH,
 	    NULL) != 0) {
 		git_set_cause(cause, "repository '%s': %s", path);
@@ -2432,7 +2432,7 @@ git_global_identity(char **name, char **email)
 	size_t		 i;
 	int		 found = 0;
 
-	git_setup();
+	git_lib_setup();
 	if (home == NULL)
 		return -1;
 	paths[0] = xprintf("%s/.gitconfig", home);
@@ -3862,7 +3862,7 @@ git_push_local(const char *ws, const char *commit, const char *branch,
 	char			*gitdir, *commondir;
 	int			 r;
 
-	git_setup();
+	git_lib_setup();
 	if (git_repository_open_ext(&dst, path, GIT_REPOSITORY_OPEN_NO_SEARCH,
 	    NULL) != 0) {
 		git_set_cause(cause, "repository '%s': %s", path);
@@ -4051,7 +4051,7 @@ git_default_branch(const char *path, int workspace)
 	const char	*t, *name = NULL;
 	char		*cause = NULL, *out = NULL;
 
-	git_setup();
+	git_lib_setup();
 	if (workspace) {
 		if ((repo = git_open_workspace(path, &cause)) == NULL) {
 			free(cause);

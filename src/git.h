@@ -74,6 +74,14 @@ int	 git_import(const char *src, const char *workspace_dir,
  * Modes are octal strings ("100644", "100755", "120000"; "" when absent).
  * Paths and texts are valid UTF-8: an invalid byte becomes U+FFFD.
  */
+/*
+ * Set up libgit2 once per process (idempotent): no system or global
+ * configuration, no owner validation (holt opens exact paths it made,
+ * whose files a sandbox's own host uid owns). Every libgit2 user calls it
+ * first, the screen's status thread too.
+ */
+void	 git_lib_setup(void);
+
 cJSON	*git_diff(const char *workspace, const char *base, char **cause);
 
 /*

@@ -41,7 +41,12 @@ HOLT_THEMES_DIR=$HOLT_SRC_DIR/themes
 export HOLT_THEMES_DIR
 # The trash directory is inside holt's own checkout: git must not find it.
 GIT_CEILING_DIRECTORIES=$TRASH_DIRECTORY
-export HOLT_HOME HOLT_SOCKET HOME PATH LC_ALL GIT_CEILING_DIRECTORIES
+# A sandbox's files belong to a host uid of its own: the tests' own git
+# commands look into workspaces as their owner would (holt's own git work
+# opens exact paths and needs no such setting).
+GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0='*'
+export HOLT_HOME HOLT_SOCKET HOME PATH LC_ALL GIT_CEILING_DIRECTORIES \
+	GIT_CONFIG_COUNT GIT_CONFIG_KEY_0 GIT_CONFIG_VALUE_0
 mkdir -p "$HOLT_HOME"
 
 test_count=0

@@ -25,9 +25,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#define git_diff git2_diff
 #include <git2.h>
+#undef git_diff
 
 #include "ui.h"
+#include "git.h"
 #include "dynlib-git2.h"
 
 #define TREE_RELOAD_MS	100
@@ -393,7 +396,7 @@ tree_git_start(struct tree *t)
 	}
 	t->git_at = 0;
 	if (!tree_git_started) {
-		git_libgit2_init();
+		git_lib_setup();
 		tree_git_started = 1;
 	}
 	j = xcalloc(1, sizeof *j);
