@@ -50,7 +50,7 @@ test_expect_success TMUX 'wide characters in names and messages keep the borders
 
 test_expect_success TMUX 'resize to 80x24 keeps every pane' '
 	$TUI_TMUX resize-window -t a -x 80 -y 24 &&
-	tui_wait a "holt │ s │ sbx running" &&
+	tui_wait a "holt │ s │  idle  │ sbx running" &&
 	tui_wait a "┌ files" &&
 	tui_wait a "┌ agent" &&
 	tui_wait a "┌ output" &&

@@ -70,4 +70,14 @@ test_expect_success TMUX 'a request that opens on a quiet screen answers at once
 	sent_wait "type=approve" "request_id=r3" "decision=allow"
 '
 
+test_expect_success TMUX 'at 80 columns the state and the count come first; notices leave them' '
+	fake_ctl "{\"state\": {\"state\": \"waiting\"}}" &&
+	TUI_COLS=80 TUI_ROWS=24 tui_start n -t s &&
+	tui_wait n "^ holt │ s │  waiting for you  │ sbx running" &&
+	tui_keys n "/no-such-command-with-a-name-long-enough-to-fill-the-bar" Enter &&
+	tui_wait n "^ holt │ s │  waiting for you .*/no-such-command" &&
+	need r9 "make dist" &&
+	tui_wait n "^ holt │ s │  waiting for you  │  1 approval  │"
+'
+
 test_done

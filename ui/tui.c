@@ -33,6 +33,7 @@
 #define TUI_TYPING_MS	500	/* a key this recent: the user is typing */
 #define TUI_QUIET_MS	1000	/* quiet this long: a guarded modal arms */
 #define TUI_TMUX_PREFIX	"C-g"	/* the prefix inside tmux */
+#define TUI_STATUS_WIDE	120	/* narrower: the urgent status first */
 #define TUI_KEY_PASTE	(KEY_MAX + 1)	/* a bracketed paste starts */
 #define TUI_KEY_PASTED	(KEY_MAX + 2)	/* and ends */
 #define TUI_PASTE_MAX	(4 * 1024 * 1024)
@@ -697,15 +698,50 @@ tui_status_seg(WINDOW *w, int *x, int cols, const char *s, enum ui_role role)
 	*x += text_draw_role(w, 0, *x, s, strlen(s), cols - *x, role);
 }
 
+/* The state ("waiting for you") and the approval count: what must show. */
+static void
+tui_status_urgent(struct tui *t, WINDOW *w, int *x)
+{
+	struct buf	 b = BUF_INIT;
+	const char	*state = json_str(t->state, "state");
+	enum ui_role	 role = ROLE_STATUS_IDLE;
+	int		 n;
+
+	if (state == NULL)
+		state = "?";
+	if (strcmp(state, "working") == 0) {
+		buf_addf(&b, " %s working ", tui_spinner());
+		role = ROLE_STATUS_BUSY;
+	} else if (strcmp(state, "waiting") == 0) {
+		buf_addf(&b, " waiting for you ");
+		role = ROLE_STATUS_ALERT;
+	} else if (strcmp(state, "error") == 0) {
+		buf_addf(&b, " error ");
+		role = ROLE_STATUS_ALERT;
+	} else
+		buf_addf(&b, " %s ", state);
+	tui_status_seg(w, x, t->cols, buf_str(&b), role);
+	if ((n = approval_count(t->approval)) > 0) {
+		buf_reset(&b);
+		buf_addf(&b, " %d approval%s ", n, n == 1 ? "" : "s");
+		tui_status_seg(w, x, t->cols, buf_str(&b), ROLE_STATUS_ALERT);
+	}
+	buf_release(&b);
+}
+
+/*
+ * The status bar. On a narrow screen (under TUI_STATUS_WIDE columns) the
+ * state and the approval count come right after the session's name, so
+ * "waiting for you" is never cut off; a long notice never covers them.
+ */
 static void
 tui_draw_status(struct tui *t)
 {
 	WINDOW		*w = t->status;
-	const cJSON	*st = t->state, *ctx;
+	const cJSON	*st = t->state;
 	struct buf	 b = BUF_INIT;
-	const char	*s, *state;
-	enum ui_role	 role;
-	int		 x = 0, n, fl;
+	const char	*s;
+	int		 x = 0, fl, narrow = t->cols < TUI_STATUS_WIDE, keep;
 
 	if (w == NULL)
 		return;
@@ -714,6 +750,9 @@ tui_draw_status(struct tui *t)
 	mvwhline(w, 0, 0, ' ', t->cols);
 	x = text_draw_role(w, 0, 0, " holt", 5, t->cols, ROLE_STATUS);
 	tui_status_seg(w, &x, t->cols, t->session, ROLE_STATUS);
+	if (narrow)
+		tui_status_urgent(t, w, &x);
+	keep = narrow ? x : 0;
 	buf_addf(&b, "sbx %s", (s = json_str(st, "sandbox_state")) != NULL ?
 	    s : "?");
 	tui_status_seg(w, &x, t->cols, buf_str(&b), ROLE_STATUS);
@@ -728,47 +767,22 @@ tui_draw_status(struct tui *t)
 	    json_num(st, "output_tokens", 0));
 	buf_addf(&b, " tok $%.2f", json_num(st, "cost_usd", 0));
 	tui_status_seg(w, &x, t->cols, buf_str(&b), ROLE_STATUS);
-	if ((ctx = cJSON_GetObjectItemCaseSensitive(st, "context")) != NULL) {
-		/* The share of the model's window the conversation takes. */
-		buf_reset(&b);
-		buf_addf(&b, "ctx %.0f%%%s", json_num(ctx, "percent", 0),
-		    json_bool(ctx, "compacting", 0) ? " compacting" : "");
-		tui_status_seg(w, &x, t->cols, buf_str(&b), ROLE_STATUS);
-	}
 	tui_status_seg(w, &x, t->cols, (s = json_str(st, "mode")) != NULL ?
 	    s : "?", ROLE_STATUS);
-
-	state = json_str(st, "state");
-	if (state == NULL)
-		state = "?";
-	buf_reset(&b);
-	role = ROLE_STATUS_IDLE;
-	if (strcmp(state, "working") == 0) {
-		buf_addf(&b, " %s working ", tui_spinner());
-		role = ROLE_STATUS_BUSY;
-	} else if (strcmp(state, "waiting") == 0) {
-		buf_addf(&b, " waiting for you ");
-		role = ROLE_STATUS_ALERT;
-	} else if (strcmp(state, "error") == 0) {
-		buf_addf(&b, " error ");
-		role = ROLE_STATUS_ALERT;
-	} else
-		buf_addf(&b, " %s ", state);
-	tui_status_seg(w, &x, t->cols, buf_str(&b), role);
-	if ((n = approval_count(t->approval)) > 0) {
-		buf_reset(&b);
-		buf_addf(&b, " %d approval%s ", n, n == 1 ? "" : "s");
-		tui_status_seg(w, &x, t->cols, buf_str(&b), ROLE_STATUS_ALERT);
+	if (!narrow) {
+		keep = 0;
+		tui_status_urgent(t, w, &x);
 	}
 	if (t->readonly)
 		tui_status_seg(w, &x, t->cols, "read-only", ROLE_STATUS);
 	if (t->flash != NULL && mono_ms() < t->flash_until) {
 		fl = text_width(t->flash, strlen(t->flash));
 		if (x + 3 + fl > t->cols) {
-			/* A long message takes the whole bar for a while. */
-			mvwhline(w, 0, 0, ' ', t->cols);
-			text_draw_role(w, 0, 1, t->flash, strlen(t->flash),
-			    t->cols - 2, ROLE_STATUS_ALERT);
+			/* A long message takes the bar, but for what must show. */
+			mvwhline(w, 0, keep, ' ', t->cols - keep);
+			text_draw_role(w, 0, keep + 1, t->flash,
+			    strlen(t->flash), t->cols - keep - 2,
+			    ROLE_STATUS_ALERT);
 		} else {
 			text_draw_role(w, 0, t->cols - fl - 1, t->flash,
 			    strlen(t->flash), fl, ROLE_STATUS);
