@@ -302,6 +302,9 @@ host_image(char **cause)
 	if (dfd != -1)
 		close(dfd);
 	if (rc != 0) {
+		/* Some steps above fail with errno alone (a full disk). */
+		if (*cause == NULL)
+			*cause = xstrdup(strerror(errno));
 		p = *cause;
 		*cause = xprintf("host image %s: %s", dir, p);
 		free(p);

@@ -38,8 +38,8 @@ assert seqs == list(range(1, len(seqs) + 1)), seqs
 # Unmounted when the script ends (a test's own cleanup would end it at once).
 test_when_finished release_disk
 
-test_expect_success ROOT,BWRAP,PYTHON 'setup: HOLT_HOME on a 48 MB tmpfs' '
-	mount -t tmpfs -o size=48m,mode=0700 holt-test "$HOLT_HOME" &&
+test_expect_success ROOT,BWRAP,PYTHON 'setup: HOLT_HOME on a 160 MB tmpfs' '
+	mount -t tmpfs -o size=160m,mode=0700 holt-test "$HOLT_HOME" &&
 	write_policy &&
 	cat >d.json <<-\EOF &&
 	{ "turns": [
