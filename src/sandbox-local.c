@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "git.h"
 #include "sandbox.h"
 #include "sandbox-local.h"
 #include "sandbox-mask.h"
@@ -1215,6 +1216,52 @@ proxy_pid(struct sandbox *sb)
 	return ok ? (pid_t)pid : 0;
 }
 
+/*
+ * A sandbox root made before every sandbox had host uids of its own (its
+ * user was host root where cgroups held it): it gets a block now, at its
+ * next start, with its workspace and home given to its new user and
+ * meta.json saying so, so that it too runs as nobody on the host.
+ */
+static int
+migrate_uid(struct sandbox *sb, char **cause)
+{
+	const char	*subs[] = { "workspace", "home" };
+	char		*path, *json;
+	uid_t		 uid;
+	size_t		 i;
+	int		 rc;
+
+	if (sb->host_uid != 0 || geteuid() != 0 || !sandbox_userns_ok())
+		return 0;
+	uid = sandbox_uid_pick(sb->id);
+	for (i = 0; i < nitems(subs); i++) {
+		path = sandbox_path(sb, subs[i]);
+		if (chown(path, uid, (gid_t)uid) != 0) {
+			*cause = xprintf("%s: %s", path, strerror(errno));
+			free(path);
+			return -1;
+		}
+		git_ws_give_back(path);
+		free(path);
+	}
+	cJSON_DeleteItemFromObjectCaseSensitive(sb->meta, "host_uid");
+	cJSON_AddNumberToObject(sb->meta, "host_uid", (double)uid);
+	if ((json = cJSON_Print(sb->meta)) == NULL)
+		fatalx("out of memory (json)");
+	path = sandbox_path(sb, "meta.json");
+	rc = file_write_atomic(path, json, strlen(json), 0600);
+	if (rc != 0)
+		*cause = xprintf("%s: %s", path, strerror(errno));
+	else
+		log_info("sandbox %s: now host uids %lu up", sb->id,
+		    (unsigned long)uid - 1000);
+	free(path);
+	cJSON_free(json);
+	if (rc == 0)
+		sb->host_uid = uid;
+	return rc;
+}
+
 static int
 start_locked(struct sandbox *sb, char **cause)
 {
@@ -1225,6 +1272,8 @@ start_locked(struct sandbox *sb, char **cause)
 		return 0;
 	/* Leftovers of a crash or a reboot: processes, cgroups, markers. */
 	if (stop_locked(sb, cause) != 0)
+		return -1;
+	if (migrate_uid(sb, cause) != 0)
 		return -1;
 	if (launch(sb, cause) != 0)
 		return -1;

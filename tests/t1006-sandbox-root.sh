@@ -291,6 +291,26 @@ test_expect_success SYSPIP 'sudo pip install into the system Python' '
 	! /usr/bin/python3 -c "import holtpip" 2>/dev/null
 '
 
+test_expect_success 'a sandbox made when its user was host root gets uids of its own' '
+	holt sandbox create --name old --net off >id4 &&
+	id4=$(cat id4) &&
+	holt sandbox exec old -- sh -c "echo mine >/workspace/f && mkdir /workspace/d" &&
+	holt sandbox stop old &&
+	d4=$(sbx_dir "$id4") &&
+	/usr/bin/python3 -c "import json, sys
+m = json.load(open(sys.argv[1])); del m[\"host_uid\"]
+json.dump(m, open(sys.argv[1], \"w\"))" "$d4/meta.json" &&
+	chown -R 0:0 "$d4/workspace" "$d4/home" &&
+	holt sandbox start old &&
+	json_q "print(d[\"host_uid\"])" <"$d4/meta.json" >uid4 &&
+	test "$(cat uid4)" -gt 65535 &&
+	test "$(stat -c %u "$d4/workspace/f")" = "$(cat uid4)" &&
+	holt sandbox exec old -- sh -c "echo more >>/workspace/f && touch /workspace/d/x && id -u" >out &&
+	echo 1000 >expect && test_cmp expect out &&
+	holt sandbox exec old -- cat /proc/self/uid_map >map &&
+	! awk "\$2 == 0" map | grep .
+'
+
 test_expect_success '--image: a split-/usr image is refused, named' '
 	mkdir -p split/usr/bin split/etc split/bin &&
 	test_must_fail holt sandbox create --image "$PWD/split" 2>err &&
