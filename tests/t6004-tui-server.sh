@@ -98,7 +98,22 @@ test_expect_success BWRAP,TMUX 'r reverts a hunk, after a y' '
 	tui_wait b "reverted a hunk of .calc.py." &&
 	tui_gone b "+    return a + b" &&
 	grep "return a - b" "$HOLT_HOME"/data/sandboxes/sbx-*/workspace/calc.py &&
-	tui_keys b q
+	tui_keys b q &&
+	tui_wait b "calc.py" &&
+	tui_gone b "calc.py *M" 60
+'
+
+test_expect_success BWRAP,TMUX 'a read-only screen cannot comment on a hunk' '
+	echo "# note" >>"$(echo "$HOLT_HOME"/data/sandboxes/sbx-*/workspace)/calc.py" &&
+	tui_start ro -r -t s &&
+	tui_wait ro "read-only" 100 &&
+	tui_keys ro C-b D &&
+	tui_wait ro "diff against" &&
+	tui_keys ro c &&
+	tui_wait ro "read-only: comments are not sent" &&
+	! tui_screen ro | grep "comment on this hunk:" &&
+	tui_keys ro q &&
+	$TUI_TMUX kill-session -t ro
 '
 
 test_expect_success BWRAP,TMUX 'C commits the changes with the message typed' '

@@ -1274,6 +1274,12 @@ tui_next_theme(struct tui *t)
 /* Global actions; 1 if it was one. */
 static int	tui_action(struct tui *, enum ui_action);
 
+void
+tui_files_changed(struct tui *t)
+{
+	view_tree_changed(&t->panes[PANE_TREE], NULL, 1);
+}
+
 int
 tui_do(struct tui *t, enum ui_action a)
 {

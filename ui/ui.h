@@ -247,6 +247,8 @@ void	 tui_redraw_all(struct tui *);
 /* What a key bound to A does (detach, help, diff, interrupt ...). */
 int	 tui_do(struct tui *, enum ui_action);
 void	 tui_set_mode(struct tui *, const char *mode);
+/* The workspace changed under the screen (a revert): reread the tree. */
+void	 tui_files_changed(struct tui *);
 /* A request TYPE about the session, with KEY = VALUE when VALUE is set;
  * -1 (and *cause) on a read-only client. The server's answer, an error
  * included, comes back as any other. */

@@ -240,6 +240,11 @@ diff_revert(struct tui *t, struct diffview *d)
 	}
 	tui_flash(t, "reverted a hunk of '%s'", json_str(f, "path"));
 	diff_load(t, d);
+	/* The view stays where it was: on the hunk now in that place. */
+	if (d->nhunks > 0)
+		diff_goto(d, d->cur);
+	/* The tree's marks: a file back to its base is no longer M. */
+	tui_files_changed(t);
 }
 
 static void
@@ -401,6 +406,10 @@ diff_key(struct overlay *o, int key)
 			d->confirm = 1;
 		break;
 	case ACT_COMMENT:
+		if (tui_readonly(o->tui)) {
+			tui_flash(o->tui, "read-only: comments are not sent");
+			break;
+		}
 		if (d->nhunks > 0)
 			tui_prompt(o->tui, "comment on this hunk:", "",
 			    diff_comment_cb, d);
