@@ -2794,6 +2794,12 @@ agent_approve(struct agent *a, const char *request_id, const char *decision,
 	return 0;
 }
 
+const char *
+agent_streamed(struct agent *a)
+{
+	return a->req != NULL ? buf_str(&a->delta) : NULL;
+}
+
 cJSON *
 agent_answered(struct agent *a)
 {

@@ -95,6 +95,8 @@ int	 agent_approve(struct agent *, const char *request_id,
 /* What the last agent_approve answered: {request_id, subject, rule?};
  * the caller frees it. NULL if nothing was answered since. */
 cJSON	*agent_answered(struct agent *);
+/* The text of the model's reply streamed so far (borrowed), or NULL. */
+const char *agent_streamed(struct agent *);
 void	 agent_interrupt(struct agent *, const char *by);
 int	 agent_set_mode(struct agent *, const char *mode, char **cause);
 /* /model: switch the model from the next request (model.changed). */

@@ -706,6 +706,7 @@ srv_do_attach(struct srv_client *c, const cJSON *req)
 	struct srv_session	*s, *old;
 	cJSON			*rep, *events, *ev;
 	char			*warning = NULL, *cause = NULL;
+	const char		*streamed;
 	int			 last, skip, truncated = 0;
 
 	if ((s = srv_need_session(c, req)) == NULL)
@@ -738,6 +739,18 @@ srv_do_attach(struct srv_client *c, const cJSON *req)
 	rep = cJSON_CreateObject();
 	cJSON_AddStringToObject(rep, "type", "snapshot");
 	cJSON_AddItemToObject(rep, "session", agent_state_json(s->agent));
+	/*
+	 * The text the model has streamed so far is live only (not logged):
+	 * without it, a screen attached mid-stream (as holt new's is, a moment
+	 * after the run starts) would begin the message at its second chunk.
+	 */
+	if ((streamed = agent_streamed(s->agent)) != NULL && *streamed != '\0') {
+		cJSON *d = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(d, "type", "assistant.delta");
+		cJSON_AddStringToObject(d, "text", streamed);
+		cJSON_AddItemToArray(events, d);
+	}
 	cJSON_AddItemToObject(rep, "events", events);
 	if (truncated)
 		cJSON_AddBoolToObject(rep, "truncated", 1);

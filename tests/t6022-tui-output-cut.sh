@@ -70,6 +70,18 @@ test_expect_success BWRAP,TMUX 'a screen attached later shows the end' '
 	tui_wait later "^│99999 *│\$"
 '
 
+test_expect_success BWRAP,TMUX 'a screen attached mid-stream has the text from its start' '
+	python3 -c "import json; print(json.dumps({\"chunk_bytes\": 4, \"chunk_delay_ms\": 60,
+	    \"turns\": [{\"text\": \"ALPHA \" + \"word \" * 40 + \"OMEGA\", \"tool_calls\": []}]}))" >slow.json &&
+	holt new -d -s st --repo "$TRASH_DIRECTORY/repo" --model script:slow.json "talk" &&
+	sleep 1 &&
+	tui_start mid -t st &&
+	tui_wait mid "ALPHA word" 30 &&
+	! tui_screen mid | grep OMEGA &&
+	tui_wait mid "word OMEGA" 100 &&
+	holt kill-session -t st
+'
+
 test_expect_success BWRAP 'cleanup' '
 	tui_stop &&
 	holt kill-session -t s &&
