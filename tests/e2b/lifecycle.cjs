@@ -44,8 +44,12 @@ main(async () => {
     (s) => s.sandboxId === id && s.state === 'running'), null)
 
   await sbx.setTimeout(1000)
-  await sleep(3000)
-  const info = await Sandbox.getInfo(id)
+  await sleep(1500)
+  let info = await Sandbox.getInfo(id)
+  for (let i = 0; i < 100 && info.state !== 'paused'; i++) {
+    await sleep(100)
+    info = await Sandbox.getInfo(id)
+  }
   check('an expired timeout pauses', info.state === 'paused', info.state)
   sbx = await Sandbox.connect(id, { timeoutMs: 60_000 })
   check('connect resumes it', (await sbx.getInfo()).state === 'running', null)
