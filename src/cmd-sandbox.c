@@ -137,8 +137,23 @@ sub_lifecycle(int argc, char **argv)
 	if (args_parse(sub, argc, argv, NULL, 0, 1, 0, &a) != 0 ||
 	    a.npos != 1 || a.ncmd != 0)
 		return bad_usage(sub);
-	if ((sb = open_or_fail(a.pos[0], &rc)) == NULL)
-		return rc;
+	/* A damaged meta.json must not keep its processes running. */
+	if (strcmp(sub, "stop") == 0 || strcmp(sub, "rm") == 0)
+		sb = sandbox_open_damaged(a.pos[0], &cause);
+	else
+		sb = NULL;
+	if (sb != NULL && cause != NULL) {
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: warning: %s\n",
+		    cause);
+		free(cause);
+		cause = NULL;
+	}
+	if (sb == NULL) {
+		free(cause);
+		cause = NULL;
+		if ((sb = open_or_fail(a.pos[0], &rc)) == NULL)
+			return rc;
+	}
 	if (strcmp(sub, "pause") == 0)
 		r = sandbox_pause(sb, &cause);
 	else if (strcmp(sub, "resume") == 0)

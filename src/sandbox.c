@@ -317,6 +317,45 @@ sandbox_open(const char *idn, char **cause)
 	return NULL;
 }
 
+/*
+ * For stop and rm only: a sandbox whose meta.json is missing or corrupt
+ * is still a directory with processes that must be stoppable and
+ * removable. Opened as sandbox_open does when it can; else, for an id
+ * whose directory exists, a bare sandbox (local, no name, no limits) and
+ * *cause saying what was wrong with the file. NULL if there is nothing.
+ */
+struct sandbox *
+sandbox_open_damaged(const char *idn, char **cause)
+{
+	struct sandbox	*sb;
+	char		*dir, *why = NULL;
+	struct stat	 st;
+
+	*cause = NULL;
+	if ((sb = sandbox_open(idn, &why)) != NULL)
+		return sb;
+	dir = paths_join(paths_sandboxes_dir(), idn);
+	if (!sandbox_is_id(idn) || stat(dir, &st) != 0 ||
+	    !S_ISDIR(st.st_mode)) {
+		free(dir);
+		*cause = why;
+		return NULL;
+	}
+	*cause = xprintf("%s (taken as a local sandbox to stop or remove "
+	    "it)", why);
+	free(why);
+	sb = xcalloc(1, sizeof *sb);
+	sb->id = xstrdup(idn);
+	sb->dir = dir;
+	sb->name = xstrdup("");
+	sb->created = xstrdup("");
+	sb->net = SANDBOX_NET_OFF;
+	sb->meta = cJSON_CreateObject();
+	cJSON_AddStringToObject(sb->meta, "id", idn);
+	sb->host_uid = getuid();
+	return sb;
+}
+
 const char *
 sandbox_id(struct sandbox *sb)
 {

@@ -89,6 +89,8 @@ const char *sandbox_state_name(enum sandbox_state);
 
 int	 sandbox_start(struct sandbox *, char **cause);	/* no-op unless stopped */
 int	 sandbox_stop(struct sandbox *, char **cause);	/* no-op if stopped */
+/* stop and rm only: opens even with a missing or corrupt meta.json. */
+struct sandbox *sandbox_open_damaged(const char *idn, char **cause);
 int	 sandbox_pause(struct sandbox *, char **cause);
 int	 sandbox_resume(struct sandbox *, char **cause);
 int	 sandbox_rm(struct sandbox *, char **cause);	/* stop + delete */

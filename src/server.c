@@ -413,7 +413,10 @@ srv_session_finish_kill(struct srv_session *s)
 		}
 	} else if ((meta = session_load(name, &cause)) != NULL) {
 		if (json_str(meta, "sandbox") != NULL && (sbx =
-		    sandbox_open(json_str(meta, "sandbox"), &cause)) != NULL) {
+		    sandbox_open_damaged(json_str(meta, "sandbox"), &cause)) !=
+		    NULL) {
+			free(cause);
+			cause = NULL;
 			if (sandbox_stop(sbx, &cause) != 0) {
 				log_warnx("kill-session '%s': %s", name, cause);
 				free(cause);

@@ -387,7 +387,9 @@ session_remove(const char *name, char **cause)
 		free(*cause);
 		*cause = NULL;
 	} else if ((id = json_str(meta, "sandbox")) != NULL &&
-	    (sbx = sandbox_open(id, &c2)) != NULL) {
+	    (sbx = sandbox_open_damaged(id, &c2)) != NULL) {
+		free(c2);
+		c2 = NULL;
 		if (sandbox_rm(sbx, cause) != 0) {
 			sandbox_free(sbx);
 			cJSON_Delete(meta);

@@ -72,4 +72,24 @@ test_expect_success DAMAGED 'a repeated seq: the session opens and the user is t
 	grep "dup/events.jsonl:3: seq 2 repeats" log
 '
 
+# The sandbox side: its processes keep running until stopped, whatever
+# became of its meta.json.
+for how in missing corrupt; do
+	test_expect_success BWRAP "a sandbox whose meta.json is $how can be stopped and removed" "
+		holt sandbox create --name m-$how >id &&
+		id=\$(tail -n 1 id) &&
+		dir=\$HOLT_HOME/data/sandboxes/\$id &&
+		holt sandbox exec \$id -- true &&
+		pid=\$(cat \$dir/run/*.pid 2>/dev/null | head -n 1) &&
+		if test $how = missing; then rm \$dir/meta.json; else echo '{not json' >\$dir/meta.json; fi &&
+		test_must_fail holt sandbox exec \$id -- true &&
+		holt sandbox stop \$id 2>err &&
+		grep 'meta.json' err &&
+		{ test -z \"\$pid\" || test_wait_for 50 \"! kill -0 \$pid\"; } &&
+		! pgrep -f \"holt-envd .*--id \$id\" &&
+		holt sandbox rm \$id &&
+		! test -d \$dir
+	"
+done
+
 test_done
