@@ -17,6 +17,7 @@ struct checkpoint_store {
 	size_t			 nlist;
 	long long		 next;
 	uint64_t		 total;		/* bytes of objects */
+	char			 dirty[256];	/* objects/xx/ to fsync */
 };
 
 /* One entry of a tree object. */

@@ -184,6 +184,12 @@ restore_make(struct restore *r, int dirfd, const struct ckpt_entry *e)
 		ts[0].tv_sec = ts[1].tv_sec = (time_t)(e->mtime_ns / 1000000000);
 		ts[0].tv_nsec = ts[1].tv_nsec = (long)(e->mtime_ns % 1000000000);
 		futimens(fd, ts);
+		/* Durable before the rename makes it the file. */
+		if (fdatasync(fd) != 0) {
+			restore_fail(r, "sync", e->name);
+			close(fd);
+			return -1;
+		}
 		close(fd);
 		return 0;
 	case 'l':
@@ -295,7 +301,7 @@ restore_dir(struct restore *r, int fd, const char *cur, const char *tgt)
 {
 	struct ckpt_tree	 t, c;
 	size_t			 i = 0, j = 0;
-	int			 cmp, rc = 0;
+	int			 cmp, rc = 0, touched = 0;
 
 	if (cur != NULL && strcmp(cur, tgt) == 0)
 		return 0;
@@ -308,6 +314,7 @@ restore_dir(struct restore *r, int fd, const char *cur, const char *tgt)
 	}
 	unlinkat(fd, TMP_NAME, 0);
 	while (rc == 0 && (i < c.n || j < t.n)) {
+		touched = 1;
 		if (i == c.n)
 			cmp = 1;
 		else if (j == t.n)
@@ -335,6 +342,11 @@ restore_dir(struct restore *r, int fd, const char *cur, const char *tgt)
 	}
 	ckpt_tree_release(&t);
 	ckpt_tree_release(&c);
+	/* The names changed here are durable before the journal goes. */
+	if (rc == 0 && touched && fsync(fd) != 0) {
+		restore_fail(r, "sync", ".");
+		rc = -1;
+	}
 	return rc;
 }
 
@@ -508,10 +520,6 @@ checkpoint_restore(struct checkpoint_store *st, long long id, const char *tag,
 	restore_init(&r, st);
 	if (restore_roots(&r, st->sbxfd, now.commit, target.commit) != 0) {
 		*cause = r.error != NULL ? r.error : xstrdup("restore failed");
-		return -1;
-	}
-	if (syncfs(st->sbxfd) != 0) {
-		*cause = xprintf("%s: sync: %s", st->sbxdir, strerror(errno));
 		return -1;
 	}
 	return 0;

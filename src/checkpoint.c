@@ -8,7 +8,9 @@
  * bytes). A file is trusted from the cache only when it was last changed
  * (ctime, which no process can set) well before it was last hashed, so a
  * write that races a scan is seen by the next one. New objects are made
- * durable with one syncfs before the list names the checkpoint.
+ * durable (fdatasync of each new one, fsync of the directories they went
+ * into) before the list names the checkpoint; syncfs would wait for every
+ * other writer of the filesystem too.
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -141,30 +143,68 @@ obj_tmp(struct checkpoint_store *st, char name[32])
 	return -1;
 }
 
-/* Move a finished temporary into place; *added is its size if new. */
+/*
+ * Move a finished temporary (fd, which this closes) into place; *added
+ * is its size if new. A new object is made durable, and the directory it
+ * went into is marked to be synced (ckpt_sync_dirs).
+ */
 static int
-obj_commit(struct checkpoint_store *st, const char *tmp, const char *hash,
-    uint64_t size, uint64_t *added)
+obj_commit(struct checkpoint_store *st, int fd, const char *tmp,
+    const char *hash, uint64_t size, uint64_t *added)
 {
 	char		 p[68], d[3];
 	struct stat	 sb;
+	int		 saved;
 
 	obj_path(hash, p);
 	if (fstatat(st->objfd, p, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+		close(fd);
 		unlinkat(st->objfd, tmp, 0);
 		return 0;
 	}
 	memcpy(d, hash, 2);
 	d[2] = '\0';
+	if (fdatasync(fd) != 0)
+		goto fail;
+	close(fd);
+	fd = -1;
 	if (mkdirat(st->objfd, d, 0700) != 0 && errno != EEXIST)
 		goto fail;
 	if (renameat(st->objfd, tmp, st->objfd, p) != 0)
 		goto fail;
+	st->dirty[strtoul(d, NULL, 16) & 255] = 1;
 	*added += size;
 	return 0;
 fail:
+	saved = errno;
+	if (fd != -1)
+		close(fd);
 	unlinkat(st->objfd, tmp, 0);
+	errno = saved;
 	return -1;
+}
+
+/* fsync the object directories new objects went into. */
+static int
+ckpt_sync_dirs(struct checkpoint_store *st)
+{
+	char	 d[3];
+	int	 i, fd, rc = 0;
+
+	for (i = 0; i < 256; i++) {
+		if (!st->dirty[i])
+			continue;
+		st->dirty[i] = 0;
+		snprintf(d, sizeof d, "%02x", i);
+		fd = openat(st->objfd, d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd == -1 || fsync(fd) != 0)
+			rc = -1;
+		if (fd != -1)
+			close(fd);
+	}
+	if (fsync(st->objfd) != 0)
+		rc = -1;
+	return rc;
 }
 
 static int
@@ -191,8 +231,7 @@ obj_put_mem(struct checkpoint_store *st, const void *data, size_t len,
 		unlinkat(st->objfd, tmp, 0);
 		return -1;
 	}
-	close(fd);
-	return obj_commit(st, tmp, hash, len, added);
+	return obj_commit(st, fd, tmp, hash, len, added);
 }
 
 /* Copy an open file into the store while hashing it (one read). */
@@ -226,15 +265,15 @@ obj_put_fd(struct checkpoint_store *st, int src, char hash[65],
 	}
 	saved = errno;
 	free(chunk);
-	close(fd);
 	if (r != 0) {
+		close(fd);
 		unlinkat(st->objfd, tmp, 0);
 		errno = saved;
 		return -1;
 	}
 	sha256_final(&s, h);
 	sha256_hex(h, hash);
-	return obj_commit(st, tmp, hash, size, added);
+	return obj_commit(st, fd, tmp, hash, size, added);
 }
 
 /* Trees and commits. */
@@ -531,8 +570,7 @@ idx_save(struct checkpoint_store *st, struct idx *x)
 	struct buf	 b = BUF_INIT;
 	struct idx_ent	*e;
 	size_t		 i, n = 0;
-	char		*path;
-	int		 rc;
+	int		 rc, fd;
 
 	for (i = 0; i < x->cap; i++) {
 		e = &x->t[i];
@@ -547,10 +585,20 @@ idx_save(struct checkpoint_store *st, struct idx *x)
 		n++;
 	}
 	buf_addf(&b, "end %zu\n", n);
-	/* A cache: a torn one is detected by its last line and dropped. */
-	path = xprintf("%s/checkpoints/index", st->sbxdir);
-	rc = file_write_atomic(path, b.data, b.len, 0600);
-	free(path);
+	/*
+	 * A cache: not synced (a torn one is detected by its last line and
+	 * dropped, and everything is hashed again), but renamed into place
+	 * so that it is never read half written.
+	 */
+	rc = -1;
+	fd = openat(st->dirfd, "index.tmp", O_WRONLY | O_CREAT | O_TRUNC |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd != -1) {
+		rc = file_write_all(fd, b.data, b.len);
+		close(fd);
+		if (rc == 0)
+			rc = renameat(st->dirfd, "index.tmp", st->dirfd, "index");
+	}
 	buf_release(&b);
 	return rc;
 }
@@ -1032,7 +1080,9 @@ scan_entry(struct scan *sc, int dirfd, const char *name, struct buf *tree)
 		return -1;
 	sc->files++;
 	mode = sb.st_mode & 07777;
-	if (type == 'd' && scan_opaque(dirfd, name))
+	if (type == 'd' && strncmp(sc->path.data, "root", 4) == 0 &&
+	    (sc->path.data[4] == '/' || sc->path.data[4] == '\0') &&
+	    scan_opaque(dirfd, name))
 		mode |= CKPT_OPAQUE;
 	buf_addf(tree, "%c %o %lld %lld %llu %lld %s ", type, mode,
 	    (long long)sb.st_uid - (long long)sc->uid,
@@ -1131,7 +1181,7 @@ ckpt_take(struct checkpoint_store *st, struct checkpoint_info *ci, int record,
 		    strerror(errno));
 		goto out;
 	}
-	if (sc.added > 0 && syncfs(st->objfd) != 0) {
+	if (sc.added > 0 && ckpt_sync_dirs(st) != 0) {
 		sc.error = xprintf("cannot sync the store: %s", strerror(errno));
 		goto out;
 	}

@@ -1,0 +1,145 @@
+#!/bin/sh
+# Checkpoints (DESIGN 15), each beside the reference the issue names:
+#  - a checkpoint of a 10,000-file workspace with 10 files changed, and
+#    git add -A && git commit of the same change in a copy of the tree;
+#  - the rewind of that change (the files alone, and with the sandbox
+#    stopped and started again, services and all);
+#  - a fork of a workspace with a big file (FORK_MB, 1024), and cp -a of
+#    it; reflinks make the copy free where the filesystem has them;
+#  - the disk used by 100 checkpoints of a 1 MB file rewritten each step.
+# The CLI's start is measured too (checkpoint --list: no scan).
+set -u
+B=${HOLT_BUILD_DIR:-.}
+FORK_MB=${FORK_MB:-1024}
+HOLT_HOME=$(mktemp -d)
+export HOLT_HOME
+REF=$(mktemp -d)
+trap 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do "$B/holt" sandbox rm "${d##*/}" >/dev/null 2>&1; done; rm -rf "$HOLT_HOME" "$REF"' EXIT
+holt() { "$B/holt" "$@"; }
+now() { date +%s%N; }
+ms() { echo "$1 $2" | awk '{ printf "%.1f", ($2 - $1) / 1e6 }'; }
+# The median of N runs of a command, in ms.
+median() {
+	n=$1
+	shift
+	for i in $(seq "$n"); do
+		a=$(now)
+		"$@" >/dev/null 2>&1
+		b=$(now)
+		ms "$a" "$b"
+		echo
+	done | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+id=$(holt sandbox create --name bench)
+dir=$HOLT_HOME/data/sandboxes/$id
+ws=$dir/workspace
+
+# 10,000 files in 100 directories, written on the host side.
+python3 - "$ws" <<'PY'
+import os, sys
+ws = sys.argv[1]
+for d in range(100):
+    os.makedirs(os.path.join(ws, "src", "d%02d" % d), exist_ok=True)
+    for f in range(100):
+        with open(os.path.join(ws, "src", "d%02d" % d, "f%03d.c" % f), "w") as fp:
+            fp.write("int f%d_%d(void) { return %d; }\n" % (d, f, d * f) * 20)
+PY
+owner=$(stat -c %u:%g "$ws")
+chown -R "$owner" "$ws" 2>/dev/null
+
+change() {	# 10 files, different each round
+	python3 - "$1" "$2" <<'PY'
+import sys
+ws, r = sys.argv[1], sys.argv[2]
+for i in range(10):
+    with open("%s/src/d%02d/f%03d.c" % (ws, i * 7, i * 9), "a") as fp:
+        fp.write("/* round %s */\n" % r)
+PY
+}
+
+a=$(now); holt sandbox checkpoint bench >/dev/null; b=$(now)
+echo "first checkpoint of 10,000 files: $(ms "$a" "$b") ms"
+sleep 0.1
+floor=$(median 9 holt sandbox checkpoint bench --list)
+
+# The reference: git on a copy of the same tree.
+cp -a "$ws" "$REF/ws"
+# The copy keeps the sandbox's owners: git must not refuse it.
+export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0="*"
+git -C "$REF/ws" init -q . && git -C "$REF/ws" add -A &&
+	git -C "$REF/ws" -c user.name=b -c user.email=b@b commit -q -m 0
+
+ck=""; gt=""; cpu=""
+for r in 1 2 3 4 5 6 7; do
+	change "$ws" "$r"; change "$REF/ws" "$r"
+	sleep 0.1	# past the racy window: the cache is trusted, as in use
+	a=$(now)
+	c=$(/usr/bin/time -f "%U %S" "$B/holt" sandbox checkpoint bench 2>&1 >/dev/null | tail -n 1)
+	b=$(now)
+	ck="$ck $(ms "$a" "$b")"
+	cpu="$cpu $(echo "$c" | awk '{ printf "%.0f", ($1 + $2) * 1000 }')"
+	a=$(now)
+	(cd "$REF/ws" && git add -A && git -c user.name=b -c user.email=b@b commit -q -m "$r")
+	b=$(now)
+	gt="$gt $(ms "$a" "$b")"
+done
+med() { echo "$@" | tr " " "\n" | sed "/^$/d" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+fsync_ms=$(python3 -c "
+import os, time
+f = os.open('$REF/fs', os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+t = time.time()
+for i in range(20):
+    os.write(f, b'x' * 200); os.fdatasync(f)
+print('%.1f' % ((time.time() - t) / 20 * 1e3))")
+echo "checkpoint, 10 of 10,000 files changed: $(med $ck) ms wall, $(med $cpu) ms CPU (budget 20 ms; the CLI's start alone: $floor ms)"
+echo "  of which about 15 fsyncs make it durable; one fdatasync here: $fsync_ms ms"
+echo "  git add -A && git commit of the same change: $(med $gt) ms"
+
+# Rewind of that change: the files alone (stopped), then with stop/start.
+last=$(holt sandbox checkpoint bench --list | tail -n 1 | cut -d" " -f1)
+prev=$((last - 1))
+holt sandbox stop bench
+rw=""
+for r in 1 2 3 4 5; do
+	a=$(now); holt sandbox restore bench $prev; b=$(now)
+	rw="$rw $(ms "$a" "$b")"
+	holt sandbox restore bench $last
+done
+echo "rewind of that change, files only (sandbox stopped): $(med $rw) ms (budget 100 ms)"
+holt sandbox start bench
+rw=""
+for r in 1 2 3; do
+	a=$(now); holt sandbox restore bench $prev; b=$(now)
+	rw="$rw $(ms "$a" "$b")"
+	holt sandbox restore bench $last
+done
+echo "rewind of that change, running sandbox (stop, restore, start): $(med $rw) ms"
+
+# Fork of a big workspace.
+fid=$(holt sandbox create --name bigfork)
+fws=$HOLT_HOME/data/sandboxes/$fid/workspace
+head -c $((FORK_MB * 1024 * 1024)) /dev/urandom >"$fws/big.bin"
+a=$(now); holt sandbox checkpoint bigfork >/dev/null; b=$(now)
+echo "first checkpoint of ${FORK_MB} MB (hashed and stored once): $(ms "$a" "$b") ms"
+a=$(now); holt sandbox fork bigfork --name bigfork2 >/dev/null; b=$(now)
+fk=$(ms "$a" "$b")
+a=$(now); cp -a "$fws" "$REF/cp-a"; sync -f "$REF/cp-a"; b=$(now)
+cpa=$(ms "$a" "$b")
+reflink=no
+touch "$REF/r1" && cp --reflink=always "$REF/r1" "$REF/r2" 2>/dev/null && reflink=yes
+echo "fork of a ${FORK_MB} MB workspace: $fk ms (budget 1000 ms with reflinks; reflinks here: $reflink)"
+echo "  cp -a of it: $cpa ms"
+rm -rf "$REF/cp-a"
+holt sandbox rm bigfork2 >/dev/null; holt sandbox rm bigfork >/dev/null
+
+# Disk: 100 checkpoints of one 1 MB file rewritten each step.
+did=$(holt sandbox create --name disk)
+dws=$HOLT_HOME/data/sandboxes/$did/workspace
+for i in $(seq 100); do
+	head -c 1048576 /dev/urandom >"$dws/one.bin"
+	holt sandbox checkpoint disk >/dev/null
+done
+store=$(head -n 1 "$HOLT_HOME/data/sandboxes/$did/checkpoints/list" | cut -d" " -f6)
+du=$(du -sk "$HOLT_HOME/data/sandboxes/$did/checkpoints" | cut -f1)
+echo "100 checkpoints of a 1 MB file rewritten each step: $((store / 1048576)) MB of objects, $((du / 1024)) MB on disk (budget 110 MB; the 100 versions themselves: 100 MB)"
