@@ -2951,6 +2951,48 @@ agent_run_active(struct agent *a)
 	return a->run_active;
 }
 
+/*
+ * The steps that can be rewound to (DESIGN 15), for the screen's /rewind:
+ * step, tool, what it was given (command or path) and how many files the
+ * checkpoint before it found changed. O(history).
+ */
+static cJSON *
+agent_steps_json(struct agent *a)
+{
+	cJSON		*steps, *o, *ev, *call;
+	const cJSON	*args;
+	const char	*id, *what;
+
+	steps = cJSON_CreateArray();
+	cJSON_ArrayForEach(ev, a->history) {
+		if (strcmp(json_str(ev, "type"), "checkpoint.taken") != 0)
+			continue;
+		id = json_str(ev, "call_id");
+		what = NULL;
+		for (call = ev->prev; call != NULL && id != NULL;
+		    call = call->prev) {
+			if (strcmp(json_str(call, "type"), "tool.call") == 0 &&
+			    json_str(call, "call_id") != NULL &&
+			    strcmp(json_str(call, "call_id"), id) == 0) {
+				args = cJSON_GetObjectItemCaseSensitive(call,
+				    "arguments");
+				what = json_str(args, "command") != NULL ?
+				    json_str(args, "command") : json_str(args,
+				    "path");
+				break;
+			}
+		}
+		o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "step", json_num(ev, "step", 0));
+		cJSON_AddStringToObject(o, "name", json_str(ev, "name") ?
+		    json_str(ev, "name") : "?");
+		cJSON_AddStringToObject(o, "what", what != NULL ? what : "");
+		cJSON_AddNumberToObject(o, "changed", json_num(ev, "changed", 0));
+		cJSON_AddItemToArray(steps, o);
+	}
+	return steps;
+}
+
 cJSON *
 agent_state_json(struct agent *a)
 {
@@ -2961,6 +3003,7 @@ agent_state_json(struct agent *a)
 	st = cJSON_CreateObject();
 	cJSON_AddStringToObject(st, "name", a->name);
 	cJSON_AddStringToObject(st, "state", agent_state_name(a->state));
+	cJSON_AddItemToObject(st, "steps", agent_steps_json(a));
 	if (a->log_error != NULL)
 		cJSON_AddStringToObject(st, "error", a->log_error);
 	cJSON_AddStringToObject(st, "sandbox", sandbox_id(a->sbx));

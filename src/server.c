@@ -939,7 +939,10 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 	} else if (strcmp(type, "interrupt") == 0)
 		agent_interrupt(s->agent, by);
 	else if (strcmp(type, "rewind") == 0) {
-		if (agent_rewind(s->agent, (int)json_num(req, "to_step", 0),
+		/* A number, or its text (the screen's /rewind sends text). */
+		const char *ts = json_str(req, "to_step");
+		if (agent_rewind(s->agent, ts != NULL ? atoi(ts) :
+		    (int)json_num(req, "to_step", 0),
 		    json_bool(req, "files", 1), json_bool(req, "conversation", 1),
 		    json_str(req, "id"), by, &cause) != 0)
 			goto fail;

@@ -6,6 +6,7 @@
 # cannot be taken, holt fork and holt new --fork-of.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/lib-engine.sh"
+. "$TEST_DIRECTORY/tui-lib.sh"
 
 test_when_finished 'holt kill-server'
 
@@ -207,6 +208,40 @@ test_expect_success BWRAP 'new --fork-of -n 2: two forks on one task, side by si
 	test_expect_code 2 holt new --fork-of nosuch -n 2 "x" 2>err &&
 	grep "no such session" err &&
 	test_expect_code 2 holt new -n 2 "x" 2>err && grep "needs --fork-of" err
+'
+
+test_expect_success BWRAP,TMUX 'the screen: /rewind lists the steps, a pick, y to confirm' '
+	TUI_CMD="$HOLT attach" &&
+	ws=$(ws_of k) &&
+	holt rewind -t k --to 2 --files-only &&
+	test -d "$ws/a" &&
+	n=$(events_of "$(session_log k)" session.rewound | wc -l) &&
+	tui_start tk -t k &&
+	tui_wait tk "k" 100 &&
+	tui_keys tk Escape &&
+	sleep 0.2 &&
+	tui_keys tk Escape &&
+	tui_wait tk "1 run_command mkdir a b c &&" &&
+	tui_wait tk "rewind to before step: *2" &&
+	tui_keys tk C-u Enter &&
+	tui_keys tk "/rewind" Enter &&
+	tui_wait tk "1 run_command mkdir a b c &&" &&
+	tui_wait tk "2 run_command true" &&
+	tui_wait tk "rewind to before step: *2" &&
+	tui_keys tk C-u 1 Enter &&
+	tui_wait tk "rewind files and conversation to before step 1" &&
+	tui_keys tk n Enter &&
+	tui_wait tk "rewind cancelled" &&
+	test -d "$ws/a" &&
+	tui_keys tk "/rewind 1" Enter &&
+	tui_wait tk "before step 1 (run_command mkdir" &&
+	tui_keys tk y Enter &&
+	tui_wait tk "rewound to before step 1" 100 &&
+	test_wait_for 100 "! test -d \"$ws/a\"" &&
+	events_of "$(session_log k)" session.rewound >rw &&
+	test $(wc -l <rw) = $((n + 1)) &&
+	tail -n 1 rw | grep "\"conversation\":true" &&
+	tui_keys tk C-b d
 '
 
 test_expect_success BWRAP 'a checkpoint that cannot be taken is reported, and the call asks' '

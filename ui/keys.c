@@ -30,7 +30,7 @@ static const char *keys_scope_names[SCOPE_COUNT] = {
 static const struct key_binding keys_table[] = {
 	{ SCOPE_GLOBAL, '\t', ACT_FOCUS_NEXT, "focus the next pane" },
 	{ SCOPE_GLOBAL, FN(KEY_BTAB), ACT_FOCUS_PREV, "focus the previous pane" },
-	{ SCOPE_GLOBAL, ESC, ACT_INTERRUPT, "interrupt the agent" },
+	{ SCOPE_GLOBAL, ESC, ACT_INTERRUPT, "interrupt the agent; twice: /rewind" },
 	{ SCOPE_GLOBAL, FN(KEY_F(1)), ACT_HELP, "show this help" },
 	{ SCOPE_GLOBAL, FN(KEY_RESIZE), ACT_REDRAW, NULL },
 

@@ -109,6 +109,80 @@ slash_quit_exec(struct tui *t, const char *args, char **cause)
 	return 0;
 }
 
+/*
+ * /rewind: the steps (step, tool call, files it changed) to pick from,
+ * then one keystroke more, y, to confirm; holt rewind does the rest.
+ */
+static void
+slash_rewind_confirm(struct tui *t, void *arg, const char *text)
+{
+	char	*step = arg, *cause = NULL;
+
+	if (text != NULL && (strcmp(text, "y") == 0 || strcmp(text, "Y") == 0)) {
+		if (tui_session_request(t, "rewind", "to_step", step,
+		    &cause) != 0) {
+			tui_flash(t, "%s", cause);
+			free(cause);
+		} else
+			tui_flash(t, "rewound to before step %s", step);
+	} else
+		tui_flash(t, "rewind cancelled");
+	free(step);
+}
+
+static void
+slash_rewind_pick(struct tui *t, void *arg, const char *text)
+{
+	const cJSON	*s;
+	char		*label;
+	int		 n;
+
+	if (text == NULL || *text == '\0')
+		return;
+	n = atoi(text);
+	cJSON_ArrayForEach(s, cJSON_GetObjectItem(tui_state(t), "steps")) {
+		if ((int)json_num(s, "step", 0) == n)
+			break;
+	}
+	if (n <= 0 || s == NULL) {
+		tui_flash(t, "step '%s': no such step", text);
+		return;
+	}
+	label = xprintf("rewind files and conversation to before step %d "
+	    "(%s %.40s)? y to confirm:", n, json_str(s, "name"), json_str(s, "what"));
+	tui_prompt(t, label, "", slash_rewind_confirm, xprintf("%d", n));
+	free(label);
+}
+
+static int
+slash_rewind_exec(struct tui *t, const char *args, char **cause)
+{
+	const cJSON	*steps = cJSON_GetObjectItem(tui_state(t), "steps"), *s;
+	struct buf	 b = BUF_INIT;
+	char		 last[16];
+
+	if (cJSON_GetArraySize(steps) == 0) {
+		*cause = xstrdup("no steps to rewind to yet");
+		return -1;
+	}
+	if (*args != '\0') {
+		slash_rewind_pick(t, NULL, args);
+		return 0;
+	}
+	cJSON_ArrayForEach(s, steps) {
+		buf_addf(&b, "%s%.0f %s %.16s (%.0f changed)", b.len > 0 ?
+		    " · " : "", json_num(s, "step", 0), json_str(s, "name"),
+		    json_str(s, "what"), json_num(s, "changed", 0));
+	}
+	tui_flash(t, "%s", b.data);
+	tui_flash_hold(t, 30000);
+	buf_release(&b);
+	s = cJSON_GetArrayItem(steps, cJSON_GetArraySize(steps) - 1);
+	snprintf(last, sizeof last, "%.0f", json_num(s, "step", 0));
+	tui_prompt(t, "rewind to before step:", last, slash_rewind_pick, NULL);
+	return 0;
+}
+
 static const struct slash_cmd slash_table[] = {
 	{ "compact", "[FOCUS]", "summarize the conversation now",
 	    slash_compact_exec },
@@ -121,6 +195,8 @@ static const struct slash_cmd slash_table[] = {
 	{ "model", "[MODEL]", "show the model, or switch to another",
 	    slash_model_exec },
 	{ "quit", "", "detach (the agent keeps working)", slash_quit_exec },
+	{ "rewind", "[STEP]", "pick a step; files and conversation go back to "
+	    "before it", slash_rewind_exec },
 };
 
 static const struct slash_cmd *

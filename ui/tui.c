@@ -67,6 +67,7 @@ struct tui {
 	int		 paste_cr;	/* its last byte was a CR */
 	struct buf	 paste;
 	uint64_t	 last_typed;	/* a key went to the panes (ms) */
+	uint64_t	 last_esc;	/* Esc Esc: /rewind (ms) */
 
 	int		 prompt_on;
 	char		*prompt_label;
@@ -1341,6 +1342,13 @@ tui_action(struct tui *t, enum ui_action a)
 		t->layout_dirty = 1;
 		return 1;
 	case ACT_INTERRUPT:
+		/* Esc interrupts; Esc Esc lists the steps to rewind to. */
+		if (t->last_esc != 0 && mono_ms() - t->last_esc < 800) {
+			t->last_esc = 0;
+			slash_run(t, "/rewind");
+			return 1;
+		}
+		t->last_esc = mono_ms();
 		tui_interrupt(t);
 		return 1;
 	case ACT_CLOSE:
