@@ -2052,6 +2052,85 @@ out:
 	free(ws);
 }
 
+/* The policy: built-in, the user's, the session's, the workspace's. */
+static int
+agent_load_policy(struct agent *a, char **cause)
+{
+	struct policy	*old = a->policy;
+	char		*dir;
+
+	a->policy = policy_new();
+	dir = paths_join(paths_config_dir(), "policy");
+	if (policy_load_file(a->policy, dir, "user", cause) != 0 ||
+	    policy_load_file(a->policy, a->rules_path, "session", cause) != 0) {
+		free(dir);
+		policy_free(a->policy);
+		a->policy = old;
+		return -1;
+	}
+	free(dir);
+	agent_workspace_policy(a);
+	policy_free(old);
+	return 0;
+}
+
+cJSON *
+agent_rules(struct agent *a)
+{
+	cJSON	*list = cJSON_CreateArray();
+	char	*data, *line, *next;
+	size_t	 len;
+
+	if ((data = file_read(a->rules_path, &len, 0)) == NULL)
+		return list;
+	for (line = data; line != NULL && *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (*line != '\0' && *line != '#')
+			cJSON_AddItemToArray(list, cJSON_CreateString(line));
+	}
+	free(data);
+	return list;
+}
+
+int
+agent_delete_rule(struct agent *a, int n, char **cause)
+{
+	struct buf	 b = BUF_INIT;
+	char		*data, *line, *next;
+	size_t		 len;
+	int		 i = 0, found = 0, rc;
+
+	if ((data = file_read(a->rules_path, &len, 0)) == NULL) {
+		*cause = xstrdup("this session has no rules of its own");
+		return -1;
+	}
+	for (line = data; line != NULL && *line != '\0'; line = next) {
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (*line != '\0' && *line != '#' && ++i == n) {
+			found = 1;
+			continue;
+		}
+		buf_addf(&b, "%s\n", line);
+	}
+	free(data);
+	if (!found) {
+		buf_release(&b);
+		*cause = xprintf("rule %d: no such rule (the session has %d)",
+		    n, i);
+		return -1;
+	}
+	rc = file_write_atomic(a->rules_path, b.data != NULL ? b.data : "",
+	    b.len, 0600);
+	buf_release(&b);
+	if (rc != 0) {
+		*cause = xprintf("%s: %s", a->rules_path, strerror(errno));
+		return -1;
+	}
+	return agent_load_policy(a, cause);
+}
+
 struct agent *
 agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
     void *arg, char **cause)
@@ -2108,20 +2187,11 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 		goto fail;
 	}
 
-	/* The policy: built-in, the user's, the session's, the workspace's. */
-	a->policy = policy_new();
-	dir = paths_join(paths_config_dir(), "policy");
-	if (policy_load_file(a->policy, dir, "user", cause) != 0) {
-		free(dir);
-		goto fail;
-	}
-	free(dir);
 	dir = session_dir(name);
 	a->rules_path = paths_join(dir, "policy");
 	free(dir);
-	if (policy_load_file(a->policy, a->rules_path, "session", cause) != 0)
+	if (agent_load_policy(a, cause) != 0)
 		goto fail;
-	agent_workspace_policy(a);
 	mode = json_str(a->meta, "mode");
 	if (mode == NULL || policy_mode_parse(mode, &a->mode) != 0)
 		policy_mode_parse(config_get("mode"), &a->mode);

@@ -95,6 +95,10 @@ int	 agent_approve(struct agent *, const char *request_id,
 /* What the last agent_approve answered: {request_id, subject, rule?};
  * the caller frees it. NULL if nothing was answered since. */
 cJSON	*agent_answered(struct agent *);
+/* The session's own rules ("allow ^x$" lines, from always), and
+ * deleting the Nth (from 1); the policy follows at once. */
+cJSON	*agent_rules(struct agent *);
+int	 agent_delete_rule(struct agent *, int n, char **cause);
 /* The text of the model's reply streamed so far (borrowed), or NULL. */
 const char *agent_streamed(struct agent *);
 void	 agent_interrupt(struct agent *, const char *by);

@@ -889,7 +889,8 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 	if (strcmp(type, "send") != 0 && strcmp(type, "approve") != 0 &&
 	    strcmp(type, "interrupt") != 0 && strcmp(type, "mode") != 0 &&
 	    strcmp(type, "state") != 0 && strcmp(type, "compact") != 0 &&
-	    strcmp(type, "model") != 0 && strcmp(type, "rewind") != 0) {
+	    strcmp(type, "model") != 0 && strcmp(type, "rewind") != 0 &&
+	    strcmp(type, "rules") != 0) {
 		srv_client_drop(c, "an unknown request type");
 		return;
 	}
@@ -898,6 +899,27 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 	if (strcmp(type, "state") == 0) {
 		rep = cJSON_CreateObject();
 		cJSON_AddItemToObject(rep, "session", srv_session_info(s));
+		srv_reply_ok(c, rep);
+		return;
+	}
+	if (strcmp(type, "rules") == 0) {
+		/* The session's own rules; "delete": N removes the Nth. */
+		if (cJSON_IsNumber(cJSON_GetObjectItem(req, "delete"))) {
+			if (c->readonly && c->attached == s) {
+				srv_reply_error(c, "this client is read-only "
+				    "(attach -r)");
+				return;
+			}
+			if (agent_delete_rule(s->agent, (int)json_num(req,
+			    "delete", 0), &cause) != 0) {
+				srv_reply_error(c, "%s", cause);
+				free(cause);
+				return;
+			}
+		}
+		rep = cJSON_CreateObject();
+		cJSON_AddStringToObject(rep, "re_type", "rules");
+		cJSON_AddItemToObject(rep, "rules", agent_rules(s->agent));
 		srv_reply_ok(c, rep);
 		return;
 	}

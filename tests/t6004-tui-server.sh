@@ -116,6 +116,19 @@ test_expect_success BWRAP,TMUX 'a read-only screen cannot comment on a hunk' '
 	$TUI_TMUX kill-session -t ro
 '
 
+test_expect_success BWRAP,TMUX '/rules lists the session'"'"'s rules; /rules delete N removes one' '
+	tui_keys b "/rules" Enter &&
+	tui_wait b "session rules" &&
+	tui_wait b "  1  allow ^getconf PAGESIZE" &&
+	tui_keys b q &&
+	tui_keys b "/rules delete 7" Enter &&
+	tui_wait b "rule 7: no such rule (the session has 1)" &&
+	tui_keys b C-u "/rules delete 1" Enter &&
+	tui_wait b "(none yet)" &&
+	tui_keys b q &&
+	! grep "getconf" "$LOG/s/policy"
+'
+
 test_expect_success BWRAP,TMUX 'C commits the changes with the message typed' '
 	ws=$(echo "$HOLT_HOME"/data/sandboxes/sbx-*/workspace) &&
 	echo "def sub(a, b):" >>"$ws/calc.py" &&

@@ -183,6 +183,57 @@ slash_rewind_exec(struct tui *t, const char *args, char **cause)
 	return 0;
 }
 
+static int
+slash_rules_exec(struct tui *t, const char *args, char **cause)
+{
+	cJSON	*m;
+	char	*end;
+	long	 n = 0;
+
+	if (strncmp(args, "delete", 6) == 0) {
+		n = strtol(args + 6, &end, 10);
+		if (n <= 0 || *end != '\0') {
+			*cause = xstrdup("usage: /rules delete N (N as /rules "
+			    "lists them)");
+			return -1;
+		}
+	} else if (*args != '\0') {
+		*cause = xprintf("'%s': /rules, or /rules delete N", args);
+		return -1;
+	}
+	m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "type", "rules");
+	cJSON_AddStringToObject(m, "session", tui_session(t));
+	if (n > 0)
+		cJSON_AddNumberToObject(m, "delete", (double)n);
+	tui_send(t, m);
+	if (n > 0)
+		tui_flash(t, "rule %ld: deleting", n);
+	return 0;
+}
+
+void
+slash_rules_show(struct tui *t, const cJSON *rules)
+{
+	struct buf	 b = BUF_INIT;
+	const cJSON	*r;
+	size_t		 len;
+	int		 n = 0;
+	char		*data;
+
+	buf_adds(&b, "The session's own rules (saved by \"always\"); they "
+	    "apply after the\nbuilt-in and the user's. /rules delete N "
+	    "removes one.\n\n");
+	cJSON_ArrayForEach(r, rules) {
+		if (cJSON_IsString(r))
+			buf_addf(&b, "%3d  %s\n", ++n, r->valuestring);
+	}
+	if (n == 0)
+		buf_adds(&b, "  (none yet)\n");
+	data = buf_detach(&b, &len);
+	viewer_show(t, data, len, "session rules", 0);
+}
+
 static const struct slash_cmd slash_table[] = {
 	{ "compact", "[FOCUS]", "summarize the conversation now",
 	    slash_compact_exec },
@@ -197,6 +248,8 @@ static const struct slash_cmd slash_table[] = {
 	{ "quit", "", "detach (the agent keeps working)", slash_quit_exec },
 	{ "rewind", "[STEP]", "pick a step; files and conversation go back to "
 	    "before it", slash_rewind_exec },
+	{ "rules", "[delete N]", "the session's own rules; delete one",
+	    slash_rules_exec },
 };
 
 static const struct slash_cmd *

@@ -453,6 +453,9 @@ tui_message(struct tui *t, cJSON *m)
 		view_tree_changed(&t->panes[PANE_TREE],
 		    cJSON_GetObjectItem(m, "dirs"), json_bool(m, "all", 0));
 	}
+	else if (strcmp(type, "ok") == 0 &&
+	    cJSON_IsArray(cJSON_GetObjectItem(m, "rules")))
+		slash_rules_show(t, cJSON_GetObjectItem(m, "rules"));
 	else if (strcmp(type, "error") == 0) {
 		tui_flash(t, "error: %s", json_str(m, "message") != NULL ?
 		    json_str(m, "message") : "?");

@@ -303,11 +303,16 @@ int	 slash_run(struct tui *, const char *line);
 size_t	 slash_complete(const char *word, size_t len, struct buf *common,
 	     struct buf *choices);
 void	 slash_help(struct buf *);
+/* The server's answer to /rules: the list, in the viewer. */
+void	 slash_rules_show(struct tui *, const cJSON *rules);
 /* Completion: COMMON becomes its common start with NAME (the Nth match). */
 void	 slash_narrow(struct buf *common, const char *name, size_t n);
 
 /* view-viewer.c / view-help.c / view-diff.c / view-approval.c */
 void	 viewer_open(struct tui *, const char *path, const char *title);
+/* Text in the viewer; it takes DATA (LEN bytes). */
+void	 viewer_show(struct tui *, char *data, size_t len, const char *title,
+	     int numbers);
 void	 help_open(struct tui *);
 void	 diff_open(struct tui *);
 struct approval;

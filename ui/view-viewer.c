@@ -133,7 +133,7 @@ static const struct overlay_ops viewer_ops = {
 	viewer_draw, viewer_key, viewer_free, SCOPE_VIEWER
 };
 
-static void
+void
 viewer_show(struct tui *t, char *data, size_t len, const char *title,
     int numbers)
 {
