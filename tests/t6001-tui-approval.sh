@@ -121,6 +121,17 @@ test_expect_success TMUX 'manual mode: a file write asks and shows its diff' '
 	sent_wait "request_id=w1" "decision=allow"
 '
 
+test_expect_success TMUX 'a rule too long for its column is shown whole below' '
+	long=$(printf "word%d|" $(seq 1 30))zz-end &&
+	fake_ctl "{\"event\": {\"type\": \"approval.needed\", \"request_id\": \"l1\",
+	  \"call_id\": \"call-l1\", \"command\": \"make x\", \"verdict\": \"ask\",
+	  \"parts\": [ {\"command\": \"make x\", \"verdict\": \"ask\", \"rule\": \"^make ($long)\$\", \"source\": \"user\"} ]}}" &&
+	tui_wait a "approval needed" &&
+	tui_wait a "zz-end)\$ (user)" &&
+	tui_keys a n &&
+	sent_wait "request_id=l1" "decision=deny"
+'
+
 test_expect_success TMUX 'the calls of one reply are counted' '
 	fake_ctl "{\"event\": {\"type\": \"approval.needed\", \"request_id\": \"c2\",
 	  \"call_id\": \"call-c2\", \"command\": \"make\", \"verdict\": \"ask\",

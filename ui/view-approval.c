@@ -389,11 +389,65 @@ approval_key(struct approval *a, int key)
 	return 1;
 }
 
+/* Why a part has its verdict: "rule R (source)", a reason, or none. */
+static void
+approval_part_why(const cJSON *part, struct buf *b)
+{
+	const char	*s;
+
+	buf_reset(b);
+	if ((s = json_str(part, "rule")) != NULL) {
+		buf_addf(b, "rule %s", s);
+		if ((s = json_str(part, "source")) != NULL)
+			buf_addf(b, " (%s)", s);
+	} else if ((s = json_str(part, "reason")) != NULL)
+		buf_adds(b, s);
+	else
+		buf_adds(b, "no rule");
+}
+
+/* Rows a part's reason takes beyond its own line, at width W. */
+static int
+approval_part_rows(const cJSON *part, int w)
+{
+	struct buf	 b = BUF_INIT;
+	int		 width, col = w - (11 + (w - 14) / 2 + 1) - 2, n = 0;
+
+	size_t		 off = 0;
+
+	approval_part_why(part, &b);
+	width = text_width(buf_str(&b), b.len);
+	if (width > col && w > 16) {
+		/* As approval_wrap will break it. */
+		while (off < b.len) {
+			off += text_wrap_next(buf_str(&b), b.len, off, w - 15);
+			n++;
+		}
+	}
+	buf_release(&b);
+	return n;
+}
+
+/* S wrapped at column X, COLS wide, from row Y: the next row. */
+static int
+approval_wrap(WINDOW *win, int y, int maxy, int x, int cols, const char *s,
+    size_t len)
+{
+	size_t	 off = 0, n;
+
+	while (off < len && y < maxy) {
+		n = text_wrap_next(s, len, off, cols);
+		text_draw_role(win, y++, x, s + off, n, cols, ROLE_DIM);
+		off += n;
+	}
+	return y;
+}
+
 /* Rows the modal needs for the oldest request, borders included. */
 int
 approval_height(struct approval *a, int w)
 {
-	const cJSON	*r = approval_head(a);
+	const cJSON	*r = approval_head(a), *part;
 	const char	*s, *p;
 	int		 h = 2 + 2, n;
 
@@ -405,8 +459,11 @@ approval_height(struct approval *a, int w)
 	h += (json_str(r, "host") != NULL) + (json_str(r, "by_command") != NULL);
 	h += json_str(r, "cwd") != NULL;
 	h += json_str(r, "verdict") != NULL;
-	if ((n = cJSON_GetArraySize(cJSON_GetObjectItem(r, "parts"))) > 0)
+	if ((n = cJSON_GetArraySize(cJSON_GetObjectItem(r, "parts"))) > 0) {
 		h += 1 + n;
+		cJSON_ArrayForEach(part, cJSON_GetObjectItem(r, "parts"))
+			h += approval_part_rows(part, w);
+	}
 	h += approval_rule(r, 0) != NULL;
 	if ((s = json_str(r, "diff")) != NULL) {
 		for (n = 2, p = s; (p = strchr(p, '\n')) != NULL; p++)
@@ -500,19 +557,17 @@ approval_draw(struct approval *a, WINDOW *win, int w, int h)
 			s = json_str(part, "command");
 			x += text_draw_role(win, y, x, s ? s : "", s ?
 			    strlen(s) : 0, (w - 14) / 2, ROLE_MODAL);
-			buf_reset(&b);
-			if ((s = json_str(part, "rule")) != NULL) {
-				buf_addf(&b, "rule %s", s);
-				if ((s = json_str(part, "source")) != NULL)
-					buf_addf(&b, " (%s)", s);
-			} else if ((s = json_str(part, "reason")) != NULL)
-				buf_adds(&b, s);
-			else
-				buf_adds(&b, "no rule");
+			approval_part_why(part, &b);
 			x = 11 + (w - 14) / 2 + 1;
-			text_draw_role(win, y, x, buf_str(&b), b.len,
-			    w - x - 2, ROLE_DIM);
+			if (text_width(buf_str(&b), b.len) <= w - x - 2) {
+				text_draw_role(win, y++, x, buf_str(&b), b.len,
+				    w - x - 2, ROLE_DIM);
+				continue;
+			}
+			/* Too long for its column: whole, on rows below. */
 			y++;
+			y = approval_wrap(win, y, maxy, 13, w - 15, buf_str(&b),
+			    b.len);
 		}
 	}
 	if ((s = approval_rule(r, 0)) != NULL && y < maxy)
