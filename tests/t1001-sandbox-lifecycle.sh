@@ -85,8 +85,6 @@ test_expect_success 'pause stops a counter; resume goes on from where it was' '
 	sleep 0.6 &&
 	v2=$(cat "$dir/workspace/count") &&
 	test "$v1" = "$v2" &&
-	test_must_fail holt sandbox exec life -- true 2>err &&
-	grep "is paused" err &&
 	holt sandbox resume life &&
 	sleep 0.4 &&
 	v3=$(cat "$dir/workspace/count") &&
