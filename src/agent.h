@@ -54,6 +54,7 @@ struct session_new {
 	const char	*task;		/* first user message, or NULL */
 	void		(*progress)(void *, const char *);
 	void		*progress_arg;
+	int		 headless;	/* holt run's: the server leaves it */
 };
 
 /*

@@ -273,6 +273,7 @@ cmd_run_exec(int argc, char **argv)
 		sn.task = task.data;
 		if (isatty(STDERR_FILENO))
 			sn.progress = run_progress;
+		sn.headless = 1;
 		if ((name = session_create(&sn, &cause)) == NULL) {
 			utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
 			rc = strncmp(cause, "sandbox", 7) == 0 ? EXIT_SANDBOX :

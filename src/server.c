@@ -86,6 +86,7 @@ struct srv_session {
 	struct event		*approval_timer;
 	struct event		*kill_timer;
 	int			 killing;	/* 1 stop, 2 stop and remove */
+	int			 headless;	/* holt run's, not opened */
 	struct server_watch	*watch;		/* while a client wants files */
 	struct srv_session	*next;
 };
@@ -464,8 +465,13 @@ srv_session_new(const char *name)
 	return s;
 }
 
+/*
+ * Open a session's agent. A headless run's session (holt run) is not
+ * taken over unless asked (attach, send...: explicit): it is known,
+ * without an agent, and ls says whether holt run runs it now.
+ */
 static struct srv_session *
-srv_session_open(const char *name, char **cause)
+srv_session_open(const char *name, int explicit, char **cause)
 {
 	struct srv_session	*s;
 
@@ -475,6 +481,10 @@ srv_session_open(const char *name, char **cause)
 		s = srv_session_new(name);
 	free(s->error);
 	s->error = NULL;
+	if (!explicit && session_headless(name)) {
+		s->headless = 1;
+		return s;
+	}
 	s->agent = agent_open(name, srv_base, &srv_agent_cb, s, cause);
 	if (s->agent == NULL) {
 		s->error = xstrdup(*cause);
@@ -524,12 +534,25 @@ static cJSON *
 srv_session_info(struct srv_session *s)
 {
 	cJSON		*info, *meta;
-	char		*cause = NULL, *dir, *path;
+	char		*cause = NULL, *dir, *path, *text;
 	struct stat	 sb;
 
 	if (s->agent != NULL)
 		info = agent_state_json(s->agent);
-	else {
+	else if (s->headless) {
+		info = cJSON_CreateObject();
+		cJSON_AddStringToObject(info, "name", s->name);
+		if (session_locked(s->name)) {
+			cJSON_AddStringToObject(info, "state", "working");
+			cJSON_AddStringToObject(info, "error", "run by holt run");
+		} else {
+			cJSON_AddStringToObject(info, "state", "idle");
+			xasprintf(&text, "a headless run: holt run --resume %s "
+			    "goes on with it", s->name);
+			cJSON_AddStringToObject(info, "error", text);
+			free(text);
+		}
+	} else {
 		info = cJSON_CreateObject();
 		cJSON_AddStringToObject(info, "name", s->name);
 		cJSON_AddStringToObject(info, "state", "error");
@@ -572,7 +595,7 @@ srv_need_session(struct srv_client *c, const cJSON *req)
 		srv_reply_error(c, "session '%s': no such session", name);
 		return NULL;
 	}
-	if ((s = srv_session_open(name, &cause)) == NULL) {
+	if ((s = srv_session_open(name, 1, &cause)) == NULL) {
 		srv_reply_error(c, "%s", cause);
 		free(cause);
 		return NULL;
@@ -589,11 +612,18 @@ srv_do_ls(struct srv_client *c)
 	size_t			 n, i;
 	char			*cause = NULL;
 
-	/* Sessions created by another process since we started. */
+	/*
+	 * Sessions created by another process since we started, and those
+	 * that could not be opened (another process ran them; it may be
+	 * gone now): never a stale reason.
+	 */
 	names = session_list(&n);
 	for (i = 0; i < n; i++) {
-		if (srv_session_find(names[i]) == NULL &&
-		    srv_session_open(names[i], &cause) == NULL) {
+		s = srv_session_find(names[i]);
+		if ((s == NULL || (s->agent == NULL && !s->killing &&
+		    !s->headless && session_locked(names[i]) == 0 &&
+		    s->error != NULL && strstr(s->error, "another holt") !=
+		    NULL)) && srv_session_open(names[i], 0, &cause) == NULL) {
 			free(cause);
 			cause = NULL;
 		}
@@ -1220,7 +1250,7 @@ server_main(int foreground)
 	/* Every session comes back from its log and carries on. */
 	names = session_list(&n);
 	for (i = 0; i < n; i++) {
-		if (srv_session_open(names[i], &cause) == NULL) {
+		if (srv_session_open(names[i], 0, &cause) == NULL) {
 			free(cause);
 			cause = NULL;
 		}

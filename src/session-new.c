@@ -306,6 +306,8 @@ session_create(const struct session_new *sn, char **cause)
 	cJSON_AddNumberToObject(meta, "steps_cap", sn->steps > 0 ? sn->steps :
 	    (double)config_get_num("steps"));
 	cJSON_AddStringToObject(meta, "net", net);
+	if (sn->headless)
+		cJSON_AddBoolToObject(meta, "headless", 1);
 
 	if ((el = eventlog_open(name, cause)) == NULL)
 		goto fail;

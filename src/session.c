@@ -76,6 +76,44 @@ session_exists(const char *name)
 	return rc;
 }
 
+/*
+ * Another process runs the session now: the server, or holt run (each
+ * holds an flock on its lock file while its agent is open).
+ */
+int
+session_locked(const char *name)
+{
+	char	*dir, *path;
+	int	 fd, held = 0;
+
+	dir = session_dir(name);
+	path = paths_join(dir, "lock");
+	free(dir);
+	if ((fd = open(path, O_RDWR | O_CLOEXEC)) != -1) {
+		held = flock(fd, LOCK_EX | LOCK_NB) != 0;
+		close(fd);
+	}
+	free(path);
+	return held;
+}
+
+/* Made by holt run: the server does not take it over by itself. */
+int
+session_headless(const char *name)
+{
+	char	*cause = NULL;
+	cJSON	*meta;
+	int	 headless = 0;
+
+	if ((meta = session_load(name, &cause)) == NULL) {
+		free(cause);
+		return 0;
+	}
+	headless = json_bool(meta, "headless", 0);
+	cJSON_Delete(meta);
+	return headless;
+}
+
 cJSON *
 session_load(const char *name, char **cause)
 {

@@ -23,6 +23,8 @@ int	 session_exists(const char *name);
 cJSON	*session_load(const char *name, char **cause);	/* NULL: unknown or corrupt */
 int	 session_save(const char *name, const cJSON *meta, char **cause);
 char	**session_list(size_t *n);		/* names, sorted; free each + array */
+int	 session_locked(const char *name);	/* another process runs it */
+int	 session_headless(const char *name);	/* made by holt run */
 
 /*
  * The event log. An eventlog is an open events.jsonl with the last seq

@@ -85,4 +85,21 @@ test_expect_success BWRAP 'a pid envd does not know: interrupted, as before' '
 	tail -n 1 j4.resume | grep "\"reason\":\"done\""
 '
 
+# A headless run's session is holt run's: the server lists it but does
+# not take it over, so --resume works after a kill -9, and ls always says
+# who runs it now.
+test_expect_success BWRAP 'a killed headless run is not taken over by the server' '
+	run_killed j5 r.json &&
+	holt ls >ls && cat ls &&
+	grep "^j5  *idle .*holt run --resume j5 goes on" ls &&
+	sleep 3 &&
+	! grep "\"type\":\"tool.finished\"" "$(session_log j5)" &&
+	{ $HOLT run --resume j5 --headless >j5.resume & echo $! >j5.rpid; } &&
+	test_wait_for 100 "holt ls | grep \"^j5  *working .*run by holt run\"" &&
+	wait $(cat j5.rpid) &&
+	tail -n 1 j5.resume | grep "\"reason\":\"done\"" &&
+	holt ls >ls2 && ! grep "run by holt run\|another holt" ls2 &&
+	rejoined j5
+'
+
 test_done
