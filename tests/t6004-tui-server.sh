@@ -74,6 +74,11 @@ test_expect_success BWRAP,TMUX 'the diff view shows the change; c sends a commen
 	tui_wait b "^│ *M calc.py" &&
 	tui_wait b "-    return a - b" &&
 	tui_wait b "+    return a + b" &&
+	tui_wait b "^│  1 M calc.py  +1 -1" &&
+	tui_wait b "^│     2       -    return a - b" &&
+	tui_wait b "^│           2 +    return a + b" &&
+	tui_keys b 1 "}" "{" &&
+	tui_wait b "hunk 1 of 1" &&
 	tui_keys b c &&
 	tui_wait b "comment on this hunk:" &&
 	tui_keys b "good catch" Enter &&

@@ -100,6 +100,8 @@ static const struct key_binding keys_table[] = {
 	    "answer a request that showed while you typed" },
 
 	{ SCOPE_DIFF, 'n', ACT_NEXT_HUNK, "next hunk" },
+	{ SCOPE_DIFF, '}', ACT_NEXT_FILE, "next file (1-9: that file of the list)" },
+	{ SCOPE_DIFF, '{', ACT_PREV_FILE, "previous file" },
 	{ SCOPE_DIFF, 'p', ACT_PREV_HUNK, "previous hunk" },
 	{ SCOPE_DIFF, 'r', ACT_REVERT, "revert the hunk (asks)" },
 	{ SCOPE_DIFF, 'c', ACT_COMMENT, "comment on the hunk (sent to the agent)" },

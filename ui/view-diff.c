@@ -17,13 +17,15 @@
 #include "ui.h"
 #include "git.h"
 
-enum drow_kind { DR_FILE, DR_HUNK, DR_LINE, DR_NOTE };
+enum drow_kind { DR_FILE, DR_HUNK, DR_LINE, DR_NOTE, DR_LIST };
 
 struct drow {
 	enum drow_kind	 kind;
 	const char	*text;
 	char		 origin;
 	int		 file, hunk;	/* indexes in the JSON */
+	long		 oldno, newno;	/* line numbers, 0: none */
+	int		 add, del;	/* DR_LIST: the file's counts */
 };
 
 struct diffview {
@@ -32,6 +34,8 @@ struct diffview {
 	size_t		 nrows, arows;
 	size_t		*hunks;		/* row index of each hunk header */
 	size_t		 nhunks;
+	size_t		*files;		/* row index of each file header */
+	size_t		 nfiles;
 	size_t		 cur;		/* current hunk */
 	size_t		 top;
 	int		 h;
@@ -52,7 +56,38 @@ diff_row(struct diffview *d, enum drow_kind k, const char *text, char origin,
 	d->rows[d->nrows].origin = origin;
 	d->rows[d->nrows].file = file;
 	d->rows[d->nrows].hunk = hunk;
+	d->rows[d->nrows].oldno = d->rows[d->nrows].newno = 0;
+	d->rows[d->nrows].add = d->rows[d->nrows].del = 0;
 	d->nrows++;
+}
+
+/*
+ * The file list at the top: a row per file with its status and counts;
+ * 1-9 jump to a file, { and } to the previous and next.
+ */
+static void
+diff_list(struct diffview *d, const cJSON *files)
+{
+	const cJSON	*f, *h, *l;
+	const char	*o;
+	int		 fi = 0;
+
+	cJSON_ArrayForEach(f, files) {
+		o = json_str(f, "status");
+		diff_row(d, DR_LIST, json_str(f, "path"), o != NULL && *o !=
+		    '\0' ? (char)toupper((unsigned char)*o) : 'M', fi++, -1);
+		cJSON_ArrayForEach(h, cJSON_GetObjectItem(f, "hunks")) {
+			cJSON_ArrayForEach(l, cJSON_GetObjectItem(h, "lines")) {
+				o = json_str(l, "origin");
+				if (o != NULL && *o == '+')
+					d->rows[d->nrows - 1].add++;
+				else if (o != NULL && *o == '-')
+					d->rows[d->nrows - 1].del++;
+			}
+		}
+	}
+	if (fi > 0)
+		diff_row(d, DR_NOTE, "", ' ', -1, -1);
 }
 
 static void
@@ -61,13 +96,22 @@ diff_build(struct diffview *d)
 	const cJSON	*files, *f, *hunks, *h, *lines, *l;
 	const char	*o;
 	int		 fi = 0, hi;
+	long		 oldno, newno;
+	struct drow	*r;
 
 	d->nrows = 0;
 	free(d->hunks);
 	d->hunks = NULL;
 	d->nhunks = 0;
+	free(d->files);
+	d->files = NULL;
+	d->nfiles = 0;
 	files = cJSON_GetObjectItem(d->diff, "files");
+	diff_list(d, files);
 	cJSON_ArrayForEach(f, files) {
+		d->files = xreallocarray(d->files, d->nfiles + 1,
+		    sizeof *d->files);
+		d->files[d->nfiles++] = d->nrows;
 		o = json_str(f, "status");
 		diff_row(d, DR_FILE, json_str(f, "path"), o != NULL && *o != '\0' ?
 		    (char)toupper((unsigned char)*o) : 'M', fi, -1);
@@ -81,11 +125,24 @@ diff_build(struct diffview *d)
 			d->hunks[d->nhunks++] = d->nrows;
 			diff_row(d, DR_HUNK, json_str(h, "header"), '@', fi,
 			    hi);
+			/* "@@ -12,5 +12,6 @@": where the numbers start. */
+			oldno = newno = 0;
+			if ((o = json_str(h, "header")) != NULL &&
+			    (o = strchr(o, '-')) != NULL) {
+				oldno = strtol(o + 1, NULL, 10);
+				if ((o = strchr(o, '+')) != NULL)
+					newno = strtol(o + 1, NULL, 10);
+			}
 			lines = cJSON_GetObjectItem(h, "lines");
 			cJSON_ArrayForEach(l, lines) {
 				o = json_str(l, "origin");
 				diff_row(d, DR_LINE, json_str(l, "text"),
 				    o != NULL && *o != '\0' ? *o : ' ', fi, hi);
+				r = &d->rows[d->nrows - 1];
+				if (r->origin != '+' && oldno > 0)
+					r->oldno = oldno++;
+				if (r->origin != '-' && newno > 0)
+					r->newno = newno++;
 			}
 			hi++;
 		}
@@ -141,7 +198,6 @@ diff_draw(struct overlay *o, WINDOW *win, int w, int h)
 	if (d->nhunks > 0)
 		buf_addf(&b, "· hunk %zu of %zu ", d->cur + 1, d->nhunks);
 	text_draw_role(win, 0, 2, buf_str(&b), b.len, w - 4, ROLE_TITLE);
-	buf_release(&b);
 	if (d->confirm)
 		hint = " revert this hunk? y: yes, any other key: no ";
 	else
@@ -152,10 +208,12 @@ diff_draw(struct overlay *o, WINDOW *win, int w, int h)
 	if (d->error != NULL) {
 		text_draw_role(win, 1, 2, d->error, strlen(d->error), w - 4,
 		    ROLE_ERROR);
+		buf_release(&b);
 		return;
 	}
 	if (d->nrows == 0) {
 		text_draw_role(win, 1, 2, "no changes", 10, w - 4, ROLE_DIM);
+		buf_release(&b);
 		return;
 	}
 	if (d->nhunks > 0)
@@ -181,9 +239,37 @@ diff_draw(struct overlay *o, WINDOW *win, int w, int h)
 			text_draw_role(win, y, x, r->text, strlen(r->text),
 			    w - x - 2, ROLE_DIM);
 			break;
+		case DR_LIST:
+			buf_reset(&b);
+			buf_addf(&b, "%2d %c ", r->file + 1, r->origin);
+			x += text_draw_role(win, y, x, buf_str(&b), b.len,
+			    w - x - 2, ROLE_LINENO);
+			x += text_draw_role(win, y, x, r->text, strlen(r->text),
+			    w - x - 2, ROLE_NORMAL);
+			buf_reset(&b);
+			buf_addf(&b, "  +%d", r->add);
+			x += text_draw_role(win, y, x, buf_str(&b), b.len,
+			    w - x - 2, ROLE_DIFF_ADD);
+			buf_reset(&b);
+			buf_addf(&b, " -%d", r->del);
+			text_draw_role(win, y, x, buf_str(&b), b.len, w - x - 2,
+			    ROLE_DIFF_DEL);
+			break;
 		case DR_LINE:
 			role = r->origin == '+' ? ROLE_DIFF_ADD :
 			    r->origin == '-' ? ROLE_DIFF_DEL : ROLE_NORMAL;
+			/* The old and the new line number, then the line. */
+			buf_reset(&b);
+			if (r->oldno > 0)
+				buf_addf(&b, "%5ld ", r->oldno);
+			else
+				buf_adds(&b, "      ");
+			if (r->newno > 0)
+				buf_addf(&b, "%5ld ", r->newno);
+			else
+				buf_adds(&b, "      ");
+			x += text_draw_role(win, y, x, buf_str(&b), b.len,
+			    w - x - 2, ROLE_LINENO);
 			lead[0] = r->origin;
 			text_draw_role(win, y, x, lead, 1, 1, role);
 			text_draw_role(win, y, x + 1, r->text,
@@ -191,6 +277,7 @@ diff_draw(struct overlay *o, WINDOW *win, int w, int h)
 			break;
 		}
 	}
+	buf_release(&b);
 }
 
 static void
@@ -216,6 +303,36 @@ diff_cur_file(struct diffview *d, const cJSON **hunk)
 		*hunk = cJSON_GetArrayItem(cJSON_GetObjectItem(f, "hunks"),
 		    r->hunk);
 	return f;
+}
+
+/* The file the view is in: of the current hunk, or the top row's. */
+static size_t
+diff_cur_file_index(struct diffview *d)
+{
+	size_t	 i;
+
+	for (i = d->nfiles; i > 0; i--) {
+		if (d->files[i - 1] <= d->top + 1)
+			return i - 1;
+	}
+	return 0;
+}
+
+/* To file N (from 0): its header at the top, its first hunk current. */
+static void
+diff_goto_file(struct diffview *d, int n)
+{
+	size_t	 k;
+
+	if (n < 0 || (size_t)n >= d->nfiles)
+		return;
+	d->top = d->files[n];
+	for (k = 0; k < d->nhunks; k++) {
+		if (d->hunks[k] > d->files[n]) {
+			d->cur = k;
+			break;
+		}
+	}
 }
 
 static void
@@ -390,6 +507,10 @@ diff_key(struct overlay *o, int key)
 			diff_revert(o->tui, d);
 		return 1;
 	}
+	if (key >= '1' && key <= '9') {
+		diff_goto_file(d, key - '1');
+		return 1;
+	}
 	switch (keys_lookup(SCOPE_DIFF, key)) {
 	case ACT_CLOSE:
 		return 0;
@@ -400,6 +521,11 @@ diff_key(struct overlay *o, int key)
 	case ACT_PREV_HUNK:
 		if (d->cur > 0)
 			diff_goto(d, d->cur - 1);
+		break;
+	case ACT_NEXT_FILE:
+	case ACT_PREV_FILE:
+		diff_goto_file(d, (int)diff_cur_file_index(d) +
+		    (keys_lookup(SCOPE_DIFF, key) == ACT_NEXT_FILE ? 1 : -1));
 		break;
 	case ACT_REVERT:
 		if (d->nhunks > 0)
@@ -471,6 +597,7 @@ diff_free(struct overlay *o)
 	cJSON_Delete(d->diff);
 	free(d->rows);
 	free(d->hunks);
+	free(d->files);
 	free(d->error);
 	free(d);
 }
