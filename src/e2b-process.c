@@ -1,13 +1,10 @@
 /*
- * e2b-process.c: process.Process of E2B's envd, over the Connect protocol
- * with the JSON codec. Start and Connect are server streams: each holds its
- * own connection to the sandbox's holt-envd and turns envd's events into
- * Connect envelopes (1 byte of flags, a 4-byte big-endian length, JSON),
- * sent as chunks of one HTTP/1.1 reply, ending with an end-of-stream
- * envelope. A client that goes away mid-stream only closes that envd
- * connection: the command goes on and Connect re-joins it. The unary calls
- * (List, SendInput, SendSignal, CloseStdin, Update) are one envd request
- * each. Every command may first be judged by holt's policy.
+ * e2b-process.c: process.Process of E2B's envd. Start and Connect are
+ * server streams (e2b-stream.c) that turn envd's exec and attach events
+ * into ProcessEvents: start, data (base64), end. The unary calls (List,
+ * SendInput, CloseStdin, SendSignal, Update) are one envd request each.
+ * Every command may first be judged by holt's policy; one the policy asks
+ * about waits, its stream open, for holt approve (e2b-control.c).
  */
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
@@ -28,22 +25,6 @@ struct e2b_proc {
 	struct e2b_proc	*next;
 };
 
-#define STREAM_HIGH_WATER	(4 * 1024 * 1024)	/* bytes queued to a client */
-#define KEEPALIVE_S		30
-
-struct e2b_stream {
-	struct e2b_server	*srv;
-	struct evhttp_request	*req;		/* NULL once the client left */
-	struct evhttp_connection *evcon;
-	struct bufferevent	*bev;		/* to holt-envd */
-	struct event		*keepalive;
-	char			*sandbox;
-	char			*tag;
-	cJSON			*config;	/* Start's, registered on start */
-	long			 timeout_ms;
-	int			 read_paused;
-	struct e2b_ask		*ask;		/* waiting for a human */
-};
 
 /*
  * A command the policy asks a human about: its stream waits, headers sent,
@@ -110,121 +91,6 @@ e2b_process_free_all(struct e2b_server *srv)
 	}
 }
 
-/* ---- the stream ---- */
-
-static void	 ask_free(struct e2b_ask *);
-
-static void
-stream_free(struct e2b_stream *st)
-{
-	if (st->ask != NULL)
-		ask_free(st->ask);
-	if (st->bev != NULL)
-		bufferevent_free(st->bev);	/* closes the envd socket */
-	if (st->keepalive != NULL)
-		event_free(st->keepalive);
-	free(st->sandbox);
-	free(st->tag);
-	cJSON_Delete(st->config);
-	free(st);
-}
-
-static void
-stream_drained(struct evhttp_connection *evcon, void *arg)
-{
-	struct e2b_stream	*st = arg;
-
-	(void)evcon;
-	if (st->read_paused && st->bev != NULL) {
-		st->read_paused = 0;
-		bufferevent_enable(st->bev, EV_READ);
-	}
-}
-
-/* One envelope to the client; b holds its message (a JSON object). */
-static void
-stream_send_buf(struct e2b_stream *st, unsigned char flags,
-    struct evbuffer *b)
-{
-	unsigned char	 hdr[5];
-	size_t		 len = evbuffer_get_length(b), queued;
-
-	if (st->req == NULL)
-		return;
-	hdr[0] = flags;
-	hdr[1] = (unsigned char)(len >> 24);
-	hdr[2] = (unsigned char)(len >> 16);
-	hdr[3] = (unsigned char)(len >> 8);
-	hdr[4] = (unsigned char)len;
-	evbuffer_prepend(b, hdr, sizeof hdr);
-	queued = evbuffer_get_length(bufferevent_get_output(
-	    evhttp_connection_get_bufferevent(st->evcon)));
-	if (queued + len > STREAM_HIGH_WATER && st->bev != NULL) {
-		/* Stop reading envd until the client took it: envd then
-		 * slows the command rather than holt growing. */
-		st->read_paused = 1;
-		bufferevent_disable(st->bev, EV_READ);
-	}
-	evhttp_send_reply_chunk_with_cb(st->req, b, stream_drained, st);
-}
-
-static void
-stream_send(struct e2b_stream *st, unsigned char flags, const char *text,
-    size_t len)
-{
-	struct evbuffer	*b = evbuffer_new();
-
-	evbuffer_add(b, text, len);
-	stream_send_buf(st, flags, b);
-	evbuffer_free(b);
-}
-
-static void
-stream_send_json(struct e2b_stream *st, unsigned char flags, const cJSON *j)
-{
-	char	*s = json_print(j);
-
-	stream_send(st, flags, s, strlen(s));
-	free(s);
-}
-
-static void
-stream_closed(struct evhttp_connection *evcon, void *arg)
-{
-	struct e2b_stream	*st = arg;
-	struct evhttp_request	*req = st->req;
-
-	(void)evcon;
-	log_debug("sandbox '%s': client left a stream", st->sandbox);
-	st->req = NULL;
-	/* Orphaned by the client's going: ours to free. Otherwise (the
-	 * server is shutting down) the connection frees it. */
-	if (req != NULL && evhttp_request_get_connection(req) == NULL)
-		evhttp_send_reply_end(req);
-	stream_free(st);
-}
-
-/* The end-of-stream envelope, with an error when code is not NULL. */
-static void
-stream_end(struct e2b_stream *st, const char *code, const char *message)
-{
-	cJSON	*j = cJSON_CreateObject(), *e;
-
-	if (code != NULL) {
-		e = cJSON_AddObjectToObject(j, "error");
-		cJSON_AddStringToObject(e, "code", code);
-		cJSON_AddStringToObject(e, "message", message);
-	}
-	stream_send_json(st, 0x02, j);
-	cJSON_Delete(j);
-	if (st->req != NULL) {
-		evhttp_connection_set_closecb(st->evcon, NULL, NULL);
-		evhttp_send_reply_end(st->req);
-		st->req = NULL;
-	}
-	stream_free(st);
-}
-
 static void
 send_start(struct e2b_stream *st, long pid)
 {
@@ -232,7 +98,7 @@ send_start(struct e2b_stream *st, long pid)
 	int	 n;
 
 	n = snprintf(s, sizeof s, "{\"event\":{\"start\":{\"pid\":%ld}}}", pid);
-	stream_send(st, 0, s, (size_t)n);
+	e2b_stream_send(st, s, (size_t)n);
 }
 
 static void
@@ -257,7 +123,7 @@ send_data(struct e2b_stream *st, const char *stream, struct buf *data)
 	evbuffer_add_printf(b, "{\"event\":{\"data\":{\"%s\":\"", stream);
 	evbuffer_add_reference(b, b64, strlen(b64), free_b64, NULL);
 	evbuffer_add(b, "\"}}}", 4);
-	stream_send_buf(st, 0, b);
+	e2b_stream_send_buf(st, 0, b);
 	evbuffer_free(b);
 }
 
@@ -273,7 +139,7 @@ stream_frame(struct e2b_stream *st, const cJSON *f)
 
 	if (ev == NULL) {
 		if (err != NULL) {
-			stream_end(st, e2b_envd_code(err), err);
+			e2b_stream_end(st, e2b_envd_code(err), err);
 			return 1;
 		}
 		return 0;
@@ -292,7 +158,7 @@ stream_frame(struct e2b_stream *st, const cJSON *f)
 		if (json_bool(f, "timed_out", 0)) {
 			status = xprintf("command timed out after %ld ms",
 			    st->timeout_ms);
-			stream_end(st, "deadline_exceeded", status);
+			e2b_stream_end(st, "deadline_exceeded", status);
 			free(status);
 			return 1;
 		}
@@ -312,189 +178,12 @@ stream_frame(struct e2b_stream *st, const cJSON *f)
 		if (code != 0)
 			cJSON_AddStringToObject(end, "error", status);
 		free(status);
-		stream_send_json(st, 0, j);
+		e2b_stream_send_json(st, 0, j);
 		cJSON_Delete(j);
-		stream_end(st, NULL, NULL);
+		e2b_stream_end(st, NULL, NULL);
 		return 1;
 	}
 	return 0;
-}
-
-/*
- * The next of envd's frames, read in place from the bufferevent: 1, 0 when
- * it has not all come, -1 with *cause. Output is passed on as base64, so
- * its bytes need no UTF-8 repair (a quarter of the time of a stream went
- * there); the other frames get it, as everything from a peer does.
- */
-static int
-stream_next(struct evbuffer *in, cJSON **fp, char **cause)
-{
-	unsigned char	 h[4], *p;
-	size_t		 n;
-	const char	*ev;
-
-	*fp = NULL;
-	if (evbuffer_copyout(in, h, 4) != 4)
-		return 0;
-	n = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
-	if (n > FRAME_MAX) {
-		*cause = xprintf("envd: a frame of %zu bytes", n);
-		return -1;
-	}
-	if (evbuffer_get_length(in) < 4 + n)
-		return 0;
-	p = evbuffer_pullup(in, 4 + n);
-	*fp = cJSON_ParseWithLength((const char *)p + 4, n);
-	evbuffer_drain(in, 4 + n);
-	if (*fp == NULL || !cJSON_IsObject(*fp)) {
-		cJSON_Delete(*fp);
-		*fp = NULL;
-		*cause = xstrdup("envd: a frame that is not a JSON object");
-		return -1;
-	}
-	ev = json_str(*fp, "event");
-	if (ev == NULL || (strcmp(ev, "stdout") != 0 &&
-	    strcmp(ev, "stderr") != 0 && strcmp(ev, "pty") != 0))
-		utf8_repair_json(*fp);
-	return 1;
-}
-
-static void
-stream_read(struct bufferevent *bev, void *arg)
-{
-	struct e2b_stream	*st = arg;
-	struct evbuffer		*in = bufferevent_get_input(bev);
-	cJSON			*f;
-	char			*cause = NULL;
-	int			 r;
-
-	while ((r = stream_next(in, &f, &cause)) != 0) {
-		if (r < 0) {
-			stream_end(st, "internal", cause);
-			free(cause);
-			return;
-		}
-		if (stream_frame(st, f)) {
-			cJSON_Delete(f);
-			return;
-		}
-		cJSON_Delete(f);
-	}
-}
-
-static void
-stream_event(struct bufferevent *bev, short what, void *arg)
-{
-	struct e2b_stream	*st = arg;
-	char			*m;
-
-	(void)bev;
-	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
-		m = xprintf("sandbox '%s': its envd went away", st->sandbox);
-		stream_end(st, "unavailable", m);
-		free(m);
-	}
-}
-
-static void
-stream_keepalive(evutil_socket_t fd, short ev, void *arg)
-{
-	static const char	 ka[] = "{\"event\":{\"keepalive\":{}}}";
-
-	(void)fd;
-	(void)ev;
-	stream_send(arg, 0, ka, sizeof ka - 1);
-}
-
-/*
- * Begin a stream: the reply's headers go now, so every later failure is an
- * end-of-stream error, as Connect has it.
- */
-static struct e2b_stream *
-stream_new(struct e2b_server *srv, struct evhttp_request *req,
-    struct sandbox *sb)
-{
-	struct e2b_stream	*st;
-	struct timeval		 tv = { KEEPALIVE_S, 0 };
-
-	st = xcalloc(1, sizeof *st);
-	st->srv = srv;
-	st->req = req;
-	st->evcon = evhttp_request_get_connection(req);
-	st->sandbox = xstrdup(sandbox_id(sb));
-	evhttp_add_header(evhttp_request_get_output_headers(req),
-	    "Content-Type", "application/connect+json");
-	evhttp_send_reply_start(req, 200, NULL);
-	evhttp_connection_set_closecb(st->evcon, stream_closed, st);
-	st->keepalive = event_new(srv->base, -1, EV_PERSIST, stream_keepalive,
-	    st);
-	event_add(st->keepalive, &tv);
-	return st;
-}
-
-/* Connect envd and send req; 0, or -1 with the stream ended and freed. */
-static int
-stream_envd(struct e2b_stream *st, struct sandbox *sb, cJSON *req)
-{
-	char	*cause = NULL, *frame;
-	size_t	 len;
-	int	 fd;
-
-	if ((fd = sandbox_connect(sb, &cause)) == -1) {
-		stream_end(st, "unavailable", cause);
-		free(cause);
-		return -1;
-	}
-	file_set_nonblock(fd);
-	st->bev = bufferevent_socket_new(st->srv->base, fd,
-	    BEV_OPT_CLOSE_ON_FREE);
-	bufferevent_setcb(st->bev, stream_read, NULL, stream_event, st);
-	bufferevent_enable(st->bev, EV_READ);
-	cJSON_AddNumberToObject(req, "id", 1);
-	frame = frame_encode(req, &len);
-	bufferevent_write(st->bev, frame, len);
-	free(frame);
-	return 0;
-}
-
-/* The one message of a server-streaming request, or NULL + a reply. */
-static cJSON *
-stream_request(struct evhttp_request *req)
-{
-	const char	*ct = evhttp_find_header(
-	    evhttp_request_get_input_headers(req), "Content-Type");
-	char		*body;
-	size_t		 len;
-	uint32_t	 n;
-	cJSON		*j;
-
-	if (ct == NULL || strncmp(ct, "application/connect+json", 24) != 0) {
-		e2b_reply_connect_error(req, "invalid_argument", "streaming "
-		    "calls take Content-Type application/connect+json");
-		return NULL;
-	}
-	if ((body = e2b_body(req, E2B_MAX_RPC_BODY, &len)) == NULL) {
-		e2b_reply_connect_error(req, "resource_exhausted",
-		    "request over 1 MiB");
-		return NULL;
-	}
-	n = len >= 5 ? (uint32_t)(unsigned char)body[1] << 24 |
-	    (uint32_t)(unsigned char)body[2] << 16 |
-	    (uint32_t)(unsigned char)body[3] << 8 | (unsigned char)body[4] : 0;
-	if (len < 5 || (body[0] & 0x01) || n != len - 5 ||
-	    (j = cJSON_ParseWithLength(body + 5, n)) == NULL ||
-	    !cJSON_IsObject(j)) {
-		if (len >= 5 && (body[0] & 0x01))
-			e2b_reply_connect_error(req, "unimplemented",
-			    "compressed messages are not supported");
-		else
-			e2b_reply_connect_error(req, "invalid_argument",
-			    "request: not one enveloped JSON object");
-		free(body);
-		return NULL;
-	}
-	free(body);
-	return j;
 }
 
 /* ---- policy ---- */
@@ -563,8 +252,8 @@ policy_judge(struct e2b_server *srv, const char *cmd, const cJSON *args,
 
 /* ---- asks ---- */
 
-static void
-ask_free(struct e2b_ask *a)
+void
+e2b_ask_free(struct e2b_ask *a)
 {
 	struct e2b_ask	**ap;
 
@@ -582,8 +271,6 @@ ask_free(struct e2b_ask *a)
 	free(a);
 }
 
-static int	 stream_envd(struct e2b_stream *, struct sandbox *, cJSON *);
-
 /* Answer an ask: run its command, or end its stream refused. */
 static void
 ask_answer(struct e2b_ask *a, int allow, const char *why)
@@ -594,14 +281,14 @@ ask_answer(struct e2b_ask *a, int allow, const char *why)
 	char			*cause = NULL;
 
 	a->exec = NULL;
-	ask_free(a);	/* detaches st */
+	e2b_ask_free(a);	/* detaches st */
 	if (!allow)
-		stream_end(st, "permission_denied", why);
+		e2b_stream_end(st, "permission_denied", why);
 	else if ((sb = sandbox_open(st->sandbox, &cause)) == NULL) {
-		stream_end(st, "unavailable", cause);
+		e2b_stream_end(st, "unavailable", cause);
 		free(cause);
 	} else {
-		stream_envd(st, sb, exec);
+		e2b_stream_envd(st, sb, exec, stream_frame);
 		sandbox_free(sb);
 	}
 	cJSON_Delete(exec);
@@ -718,7 +405,7 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 	char			*why, *cwdp, *line;
 	enum policy_verdict	 verdict;
 
-	if ((in = stream_request(req)) == NULL)
+	if ((in = e2b_stream_request(req)) == NULL)
 		return;
 	proc = cJSON_GetObjectItem(in, "process");
 	cmd = json_str(proc, "cmd");
@@ -731,7 +418,7 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 		cJSON_Delete(in);
 		return;
 	}
-	st = stream_new(srv, req, sb);
+	st = e2b_stream_new(srv, req, sb);
 	verdict = policy_judge(srv, cmd, args, &line, &why);
 	if (verdict == POLICY_DENY || (verdict == POLICY_ASK &&
 	    srv->mode == POLICY_STRICT)) {
@@ -741,7 +428,7 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 			    "strict mode", line);
 		}
 		log_info("sandbox '%s': %s", box->id, why);
-		stream_end(st, "permission_denied", why);
+		e2b_stream_end(st, "permission_denied", why);
 		free(why);
 		free(line);
 		cJSON_Delete(in);
@@ -786,7 +473,7 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 	}
 	free(line);
 	log_debug("sandbox '%s': start %s", box->id, cmd);
-	stream_envd(st, sb, ereq);
+	e2b_stream_envd(st, sb, ereq, stream_frame);
 	cJSON_Delete(ereq);
 }
 
@@ -828,21 +515,21 @@ process_connect(struct e2b_server *srv, struct evhttp_request *req,
 	cJSON			*in, *ereq;
 	long			 pid;
 
-	if ((in = stream_request(req)) == NULL)
+	if ((in = e2b_stream_request(req)) == NULL)
 		return;
 	if ((pid = selector_pid(srv, req, sb, in, 0)) < 0) {
 		cJSON_Delete(in);
 		return;
 	}
 	cJSON_Delete(in);
-	st = stream_new(srv, req, sb);
+	st = e2b_stream_new(srv, req, sb);
 	if (to != NULL)
 		st->timeout_ms = strtol(to, NULL, 10);
 	ereq = cJSON_CreateObject();
 	cJSON_AddStringToObject(ereq, "op", "attach");
 	cJSON_AddNumberToObject(ereq, "pid", pid);
 	cJSON_AddNumberToObject(ereq, "offset", 0);
-	stream_envd(st, sb, ereq);
+	e2b_stream_envd(st, sb, ereq, stream_frame);
 	cJSON_Delete(ereq);
 }
 

@@ -104,10 +104,51 @@ cJSON	*e2b_api_sandbox_json(struct e2b_box *, struct sandbox *);
 /* Pause sandboxes whose timeout ran out (called every second). */
 void	 e2b_api_expire(struct e2b_server *);
 
+/*
+ * e2b-stream.c: server streams (Connect). e2b_stream_new sends the reply's
+ * headers at once, so every later failure is an end-of-stream error, as
+ * Connect has it. e2b_stream_envd connects to the sandbox's envd, sends req
+ * (an "id" is added) and gives each frame to frame, which returns 1 when it
+ * has ended the stream (and so freed it); 0, or -1 with the stream ended.
+ * e2b_stream_end sends the end-of-stream envelope, with an error when code
+ * is not NULL, and frees the stream. e2b_stream_request is the one message
+ * of a server-streaming request, or NULL with an error sent.
+ */
+struct e2b_stream;
+typedef int (*e2b_stream_frame_cb)(struct e2b_stream *, const cJSON *);
+struct e2b_stream {
+	struct e2b_server	*srv;
+	struct evhttp_request	*req;		/* NULL once the client left */
+	struct evhttp_connection *evcon;
+	struct bufferevent	*bev;		/* to holt-envd */
+	struct event		*keepalive;
+	char			*sandbox;
+	char			*tag;
+	cJSON			*config;	/* Start's, registered on start */
+	long			 timeout_ms;
+	int			 read_paused;
+	struct e2b_ask		*ask;		/* waiting for a human */
+	e2b_stream_frame_cb	 frame;
+};
+
+struct e2b_stream *e2b_stream_new(struct e2b_server *, struct evhttp_request *,
+	    struct sandbox *);
+int	 e2b_stream_envd(struct e2b_stream *, struct sandbox *, cJSON *req,
+	    e2b_stream_frame_cb);
+cJSON	*e2b_stream_request(struct evhttp_request *);
+void	 e2b_stream_send(struct e2b_stream *, const char *json, size_t);
+void	 e2b_stream_send_json(struct e2b_stream *, unsigned char flags,
+	    const cJSON *);
+void	 e2b_stream_send_buf(struct e2b_stream *, unsigned char flags,
+	    struct evbuffer *);
+void	 e2b_stream_end(struct e2b_stream *, const char *code,
+	    const char *message);
+
 /* e2b-process.c: process.Process. */
 void	 e2b_process_handle(struct e2b_server *, struct evhttp_request *,
 	    struct e2b_box *, struct sandbox *, const char *method);
 void	 e2b_process_free_all(struct e2b_server *);
+void	 e2b_ask_free(struct e2b_ask *);	/* its stream goes on */
 /* Answer the ask id (0: the oldest) of a sandbox: allow, deny, always. */
 int	 e2b_process_decide(struct e2b_server *, const char *sandbox,
 	    uint64_t id, const char *decision, char **cause);
