@@ -175,6 +175,93 @@ fs_mkdir(int fd, const char *abs, char **cause, const char **code)
 	return r;
 }
 
+/* ---- WatchDir ---- */
+
+static const struct {
+	const char	*envd;
+	const char	*e2b;
+} watch_kinds[] = {
+	{ "create", "EVENT_TYPE_CREATE" }, { "move_to", "EVENT_TYPE_CREATE" },
+	{ "delete", "EVENT_TYPE_REMOVE" }, { "move_from", "EVENT_TYPE_RENAME" },
+	{ "modify", "EVENT_TYPE_WRITE" }, { "attrib", "EVENT_TYPE_CHMOD" },
+};
+
+/* envd's reply, then its "change" events, as WatchDirResponses. */
+static int
+watch_frame(struct e2b_stream *st, const cJSON *f)
+{
+	const char	*ev = json_str(f, "event"), *err = json_str(f, "error");
+	const char	*path = json_str(f, "path"), *kind = json_str(f, "kind");
+	const char	*root = st->tag, *name;
+	size_t		 i, n = strlen(root);
+	cJSON		*j, *e;
+
+	if (ev == NULL) {
+		if (err != NULL) {
+			e2b_stream_end(st, e2b_envd_code(err), err);
+			return 1;
+		}
+		e2b_stream_send(st, "{\"start\":{}}", strlen("{\"start\":{}}"));
+		return 0;
+	}
+	if (strcmp(ev, "change") != 0 || path == NULL || kind == NULL)
+		return 0;
+	if (strncmp(path, root, n) == 0 && path[n] == '/')
+		name = path + n + 1;
+	else if (strcmp(path, root) == 0)
+		return 0;	/* the directory itself */
+	else
+		name = path;
+	/* envd's own temporary files (an atomic write) are not news. */
+	if (strstr(base_name(name), ".holt-tmp.") != NULL ||
+	    strstr(base_name(name), ".holt-put.") != NULL)
+		return 0;
+	for (i = 0; i < nitems(watch_kinds); i++) {
+		if (strcmp(watch_kinds[i].envd, kind) == 0)
+			break;
+	}
+	if (i == nitems(watch_kinds))
+		return 0;
+	j = cJSON_CreateObject();
+	e = cJSON_AddObjectToObject(j, "filesystem");
+	cJSON_AddStringToObject(e, "name", name);
+	cJSON_AddStringToObject(e, "type", watch_kinds[i].e2b);
+	e2b_stream_send_json(st, 0, j);
+	cJSON_Delete(j);
+	return 0;
+}
+
+/*
+ * filesystem.Filesystem/WatchDir: envd's inotify watch of a directory
+ * (recursive or not) for as long as the client holds the stream.
+ */
+static void
+fs_watch(struct e2b_server *srv, struct evhttp_request *req,
+    struct sandbox *sb)
+{
+	struct e2b_stream	*st;
+	cJSON			*in, *ereq;
+	const char		*path;
+
+	if ((in = e2b_stream_request(req)) == NULL)
+		return;
+	if ((path = json_str(in, "path")) == NULL) {
+		e2b_reply_stream_error(req, "invalid_argument", "path needed");
+		cJSON_Delete(in);
+		return;
+	}
+	st = e2b_stream_new(srv, req, sb);
+	st->keepalive_msg = "{\"keepalive\":{}}";
+	st->tag = e2b_path(path);	/* the root, for names */
+	ereq = cJSON_CreateObject();
+	cJSON_AddStringToObject(ereq, "op", "watch");
+	cJSON_AddStringToObject(ereq, "path", st->tag);
+	cJSON_AddBoolToObject(ereq, "recursive", json_bool(in, "recursive", 0));
+	cJSON_Delete(in);
+	e2b_stream_envd(st, sb, ereq, watch_frame);
+	cJSON_Delete(ereq);
+}
+
 void
 e2b_fs_handle(struct e2b_server *srv, struct evhttp_request *req,
     struct e2b_box *box, struct sandbox *sb, const char *method)
@@ -187,8 +274,7 @@ e2b_fs_handle(struct e2b_server *srv, struct evhttp_request *req,
 	(void)srv;
 	(void)box;
 	if (strcmp(method, "WatchDir") == 0) {
-		e2b_reply_stream_error(req, "unimplemented", "holt e2b serve "
-		    "does not serve directory watches");
+		fs_watch(srv, req, sb);
 		return;
 	}
 	if (strcmp(method, "Stat") != 0 && strcmp(method, "ListDir") != 0 &&

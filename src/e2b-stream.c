@@ -215,11 +215,11 @@ stream_event(struct bufferevent *bev, short what, void *arg)
 static void
 stream_keepalive(evutil_socket_t fd, short ev, void *arg)
 {
-	static const char	 ka[] = "{\"event\":{\"keepalive\":{}}}";
+	struct e2b_stream	*st = arg;
 
 	(void)fd;
 	(void)ev;
-	stream_send(arg, 0, ka, sizeof ka - 1);
+	e2b_stream_send(st, st->keepalive_msg, strlen(st->keepalive_msg));
 }
 
 struct e2b_stream *
@@ -234,6 +234,7 @@ e2b_stream_new(struct e2b_server *srv, struct evhttp_request *req,
 	st->req = req;
 	st->evcon = evhttp_request_get_connection(req);
 	st->sandbox = xstrdup(sandbox_id(sb));
+	st->keepalive_msg = "{\"event\":{\"keepalive\":{}}}";
 	evhttp_add_header(evhttp_request_get_output_headers(req),
 	    "Content-Type", "application/connect+json");
 	evhttp_send_reply_start(req, 200, NULL);

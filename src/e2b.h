@@ -129,6 +129,7 @@ struct e2b_stream {
 	int			 read_paused;
 	struct e2b_ask		*ask;		/* waiting for a human */
 	e2b_stream_frame_cb	 frame;
+	const char		*keepalive_msg;	/* sent every 30 s */
 };
 
 struct e2b_stream *e2b_stream_new(struct e2b_server *, struct evhttp_request *,

@@ -64,21 +64,21 @@ assert s[\"e2b\"] == {\"template\": \"base\", \"metadata\": {\"seed\": \"provisi
 
 test_expect_success E2B,HTTPD 'a second process connects and drives it' '
 	read id pid <ids &&
-	e2b_js second "$id" "$pid" >out &&
-	cat out &&
-	test "$(tail -n 1 out)" = "all ok"
+	e2b_js second "$id" "$pid" >second.out &&
+	cat second.out &&
+	test "$(tail -n 1 second.out)" = "all ok"
 '
 
 test_expect_success E2B,HTTPD 'files: text, binary, large, list, mkdir, mv, rm' '
-	e2b_js files "$(cat id)" >out &&
-	cat out &&
-	test "$(tail -n 1 out)" = "all ok"
+	e2b_js files "$(cat id)" >files.out &&
+	cat files.out &&
+	test "$(tail -n 1 files.out)" = "all ok"
 '
 
-test_expect_success E2B,HTTPD 'a terminal: pty.create, input, resize' '
-	e2b_js pty "$(cat id)" >out &&
-	cat out &&
-	test "$(tail -n 1 out)" = "all ok"
+test_expect_success E2B,HTTPD 'a terminal (pty) and a directory watch (watchDir)' '
+	e2b_js pty "$(cat id)" >pty.out &&
+	cat pty.out &&
+	test "$(tail -n 1 pty.out)" = "all ok"
 '
 
 test_expect_success E2B,HTTPD 'a client gone mid-stream leaves the command running' '
@@ -95,9 +95,9 @@ test_expect_success E2B,HTTPD 'a client gone mid-stream leaves the command runni
 test_expect_success E2B,HTTPD 'pause, resume, timeout, kill, not found' '
 	id=$(cat id) &&
 	ls "$HOLT_HOME/data/sandboxes" >before &&
-	e2b_js lifecycle "$id" "$HOLT_HOME/data/sandboxes/$id/home" >out &&
-	cat out &&
-	test "$(tail -n 1 out)" = "all ok" &&
+	e2b_js lifecycle "$id" "$HOLT_HOME/data/sandboxes/$id/home" >lifecycle.out &&
+	cat lifecycle.out &&
+	test "$(tail -n 1 lifecycle.out)" = "all ok" &&
 	ls "$HOLT_HOME/data/sandboxes" >after &&
 	sed "/$id/d" before >expect &&
 	test_cmp expect after

@@ -1,5 +1,5 @@
-// A terminal through the SDK: pty.create, sendInput, resize, exit; and the
-// clear error of what holt does not serve (watchDir).
+// A terminal through the SDK: pty.create, sendInput, resize, exit; and a
+// directory watch (watchDir).
 const { Sandbox, main } = require('./sdk.cjs')
 
 function check(what, cond, got) {
@@ -21,10 +21,16 @@ main(async () => {
   await say('stty size; exit 5\n')
   const r = await h.wait().catch((e) => e)
   check('resized, and its exit status', out.includes('30 100') && r.exitCode === 5, [out, r.exitCode])
-  try {
-    await sbx.files.watchDir('/home/user', () => {})
-    throw new Error('watchDir worked')
-  } catch (e) {
-    check('watchDir: a clear error', e.message.includes('does not serve directory watches'), e.message)
-  }
+
+  const events = []
+  await sbx.files.makeDir('watched')
+  const w = await sbx.files.watchDir('watched', (e) => events.push(`${e.type} ${e.name}`),
+    { recursive: true })
+  await sbx.files.write('watched/a.txt', 'x')
+  await sbx.commands.run('mkdir watched/sub && echo y >watched/sub/b.txt && rm watched/a.txt')
+  for (let i = 0; i < 50 && !events.includes('remove a.txt'); i++) await sleep(100)
+  await w.stop()
+  check('watchDir sees writes, new directories, removals', ['create a.txt', 'write sub/b.txt',
+    'create sub', 'create sub/b.txt', 'remove a.txt'].every((e) => events.includes(e)) &&
+    !events.some((e) => e.includes('holt-tmp')), events)
 })
