@@ -18,6 +18,7 @@ struct checkpoint_store {
 	long long		 next;
 	uint64_t		 total;		/* bytes of objects */
 	char			 dirty[256];	/* objects/xx/ to fsync */
+	size_t			 nnew;		/* objects made since the sync */
 };
 
 /* One entry of a tree object. */

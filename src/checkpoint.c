@@ -8,9 +8,9 @@
  * bytes). A file is trusted from the cache only when it was last changed
  * (ctime, which no process can set) well before it was last hashed, so a
  * write that races a scan is seen by the next one. New objects are made
- * durable (fdatasync of each new one, fsync of the directories they went
- * into) before the list names the checkpoint; syncfs would wait for every
- * other writer of the filesystem too.
+ * durable (fdatasync of each new one and of the directories they went
+ * into, or one syncfs when there are many) before the list names the
+ * checkpoint.
  */
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -31,6 +31,7 @@ const char *const checkpoint_roots[] = { "workspace", "home", "root", NULL };
 /* Coarse file timestamps lag the clock by a tick: trust stat after this. */
 #define RACY_NS		(50LL * 1000 * 1000)
 #define COPY_CHUNK	(128U * 1024)
+#define SYNC_EACH_MAX	64	/* new objects synced one by one, then syncfs */
 
 /* Names in tree objects, the index and the list are escaped: %XX. */
 void
@@ -164,7 +165,12 @@ obj_commit(struct checkpoint_store *st, int fd, const char *tmp,
 	}
 	memcpy(d, hash, 2);
 	d[2] = '\0';
-	if (fdatasync(fd) != 0)
+	/*
+	 * Few new objects: each is synced (syncfs would wait for every other
+	 * writer of the filesystem). Many (a first checkpoint): one syncfs
+	 * at the end costs less than thousands of fdatasyncs.
+	 */
+	if (++st->nnew <= SYNC_EACH_MAX && fdatasync(fd) != 0)
 		goto fail;
 	close(fd);
 	fd = -1;
@@ -184,12 +190,19 @@ fail:
 	return -1;
 }
 
-/* fsync the object directories new objects went into. */
+/* Make the new objects durable: their directories, or all at once. */
 static int
 ckpt_sync_dirs(struct checkpoint_store *st)
 {
 	char	 d[3];
 	int	 i, fd, rc = 0;
+
+	if (st->nnew > SYNC_EACH_MAX) {
+		st->nnew = 0;
+		memset(st->dirty, 0, sizeof st->dirty);
+		return syncfs(st->objfd);
+	}
+	st->nnew = 0;
 
 	for (i = 0; i < 256; i++) {
 		if (!st->dirty[i])
