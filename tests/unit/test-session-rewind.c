@@ -35,6 +35,17 @@ static const char history_json[] = "["
     "{\"seq\":14,\"type\":\"run.finished\",\"reason\":\"done\"}"
     "]";
 
+/* The history after one event (JSON) is applied to it. */
+static cJSON *
+applied(const char *event)
+{
+	cJSON	*h = cJSON_Parse(history_json), *ev = cJSON_Parse(event);
+
+	session_history_apply(h, ev);
+	cJSON_Delete(ev);
+	return h;
+}
+
 static const char *
 type_at(const cJSON *h, int i)
 {
@@ -58,12 +69,10 @@ test_step_index_repeated_ids(void **state)
 static void
 test_rewind_cuts_and_closes(void **state)
 {
-	cJSON		*h = cJSON_Parse(history_json);
-	cJSON		*ev = cJSON_Parse("{\"seq\":15,\"type\":\"session.rewound\","
+	cJSON		*h = applied("{\"seq\":15,\"type\":\"session.rewound\","
 			    "\"to_step\":3,\"conversation\":true}");
 	const cJSON	*f;
 
-	session_history_apply(h, ev);
 	/* Up to step 2's result, then c2 closed as not run, the run ended. */
 	assert_int_equal(cJSON_GetArraySize(h), 12);
 	assert_string_equal(type_at(h, 9), "tool.finished");
@@ -72,49 +81,29 @@ test_rewind_cuts_and_closes(void **state)
 	assert_string_equal(json_str(f, "call_id"), "c2");
 	assert_non_null(strstr(json_str(f, "result"), "rewound"));
 	assert_string_equal(type_at(h, 11), "run.finished");
-	cJSON_Delete(ev);
 	cJSON_Delete(h);
 }
 
 static void
-test_rewind_files_only_keeps_all(void **state)
+test_rewind_whole_or_untouched(void **state)
 {
-	cJSON	*h = cJSON_Parse(history_json);
-	cJSON	*ev = cJSON_Parse("{\"seq\":15,\"type\":\"session.rewound\","
-		    "\"to_step\":1,\"conversation\":false}");
+	cJSON	*h;
 
-	session_history_apply(h, ev);
+	/* Files only, or a step not in it: the conversation stays whole. */
+	h = applied("{\"seq\":15,\"type\":\"session.rewound\","
+	    "\"to_step\":1,\"conversation\":false}");
 	assert_int_equal(cJSON_GetArraySize(h), 14);
-	cJSON_Delete(ev);
 	cJSON_Delete(h);
-}
-
-static void
-test_rewind_unknown_step_keeps_all(void **state)
-{
-	cJSON	*h = cJSON_Parse(history_json);
-	cJSON	*ev = cJSON_Parse("{\"seq\":15,\"type\":\"session.rewound\","
-		    "\"to_step\":9}");
-
-	session_history_apply(h, ev);
+	h = applied("{\"seq\":15,\"type\":\"session.rewound\","
+	    "\"to_step\":9}");
 	assert_int_equal(cJSON_GetArraySize(h), 14);
-	cJSON_Delete(ev);
 	cJSON_Delete(h);
-}
-
-static void
-test_rewind_to_first_step(void **state)
-{
-	cJSON	*h = cJSON_Parse(history_json);
-	cJSON	*ev = cJSON_Parse("{\"seq\":15,\"type\":\"session.rewound\","
-		    "\"to_step\":1}");
-
-	session_history_apply(h, ev);
-	/* created, user, assistant, then c1 closed and the run ended. */
+	/* Step 1: created, user, assistant, c1 closed, the run ended. */
+	h = applied("{\"seq\":15,\"type\":\"session.rewound\","
+	    "\"to_step\":1}");
 	assert_int_equal(cJSON_GetArraySize(h), 5);
 	assert_string_equal(type_at(h, 3), "tool.finished");
 	assert_string_equal(type_at(h, 4), "run.finished");
-	cJSON_Delete(ev);
 	cJSON_Delete(h);
 }
 
@@ -145,9 +134,7 @@ main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_step_index_repeated_ids),
 		cmocka_unit_test(test_rewind_cuts_and_closes),
-		cmocka_unit_test(test_rewind_files_only_keeps_all),
-		cmocka_unit_test(test_rewind_unknown_step_keeps_all),
-		cmocka_unit_test(test_rewind_to_first_step),
+		cmocka_unit_test(test_rewind_whole_or_untouched),
 		cmocka_unit_test(test_forked_closes_open_calls),
 	};
 
