@@ -224,6 +224,23 @@ agent_set_state(struct agent *a, enum agent_state s)
 		a->cb.state(a->arg);
 }
 
+/*
+ * A rewind or a fork cuts the history; a compaction it cut away no longer
+ * holds, so the context's marks are those of the compactions left.
+ */
+static void
+agent_history_apply(struct agent *a, const cJSON *ev)
+{
+	const cJSON	*h;
+
+	session_history_apply(a->history, ev);
+	context_forget(a->cx);
+	cJSON_ArrayForEach(h, a->history) {
+		if (strcmp(json_str(h, "type"), "context.compacted") == 0)
+			context_apply(a->cx, h);
+	}
+}
+
 /* A logged event: into the conversation, and on to the clients. */
 static void
 agent_pass_on(struct agent *a, cJSON *ev)
@@ -232,7 +249,7 @@ agent_pass_on(struct agent *a, cJSON *ev)
 
 	if (type != NULL && (strcmp(type, "session.rewound") == 0 ||
 	    strcmp(type, "session.forked") == 0))
-		session_history_apply(a->history, ev);
+		agent_history_apply(a, ev);
 	else if (type != NULL && history_type(type))
 		cJSON_AddItemToArray(a->history, cJSON_Duplicate(ev, 1));
 	if (a->cb.event != NULL)
@@ -1984,6 +2001,46 @@ agent_rewind(struct agent *a, int step, int files, int conversation,
 
 /* Public. */
 
+static int
+agent_open_wants(const char *type)
+{
+	return history_type(type) || strcmp(type, "model.usage") == 0 ||
+	    strcmp(type, "instructions.loaded") == 0;
+}
+
+/* One event of the log, at agent_open. */
+static void
+agent_open_event(void *arg, cJSON *ev)
+{
+	struct agent	*a = arg;
+	const char	*type = json_str(ev, "type");
+
+	if (strcmp(type, "model.usage") == 0) {
+		a->in_tok += (long long)json_num(ev, "input_tokens", 0);
+		a->out_tok += (long long)json_num(ev, "output_tokens", 0);
+		a->cached_tok += (long long)json_num(ev, "cached_input_tokens",
+		    0);
+		a->cost += json_num(ev, "cost_usd", 0);
+	} else if (strcmp(type, "instructions.loaded") == 0 &&
+	    json_str(ev, "text") != NULL) {
+		free(a->instructions);
+		a->instructions = xstrdup(json_str(ev, "text"));
+		context_set_instructions(a->cx, a->instructions);
+	} else if (strcmp(type, "checkpoint.taken") == 0 &&
+	    (int)json_num(ev, "step", 0) > a->last_step)
+		a->last_step = (int)json_num(ev, "step", 0);
+	if (strcmp(type, "session.rewound") == 0 ||
+	    strcmp(type, "session.forked") == 0) {
+		agent_history_apply(a, ev);
+		cJSON_Delete(ev);
+	} else if (history_type(type)) {
+		cJSON_AddItemToArray(a->history, ev);
+		if (strcmp(type, "context.compacted") == 0)
+			context_apply(a->cx, ev);
+	} else
+		cJSON_Delete(ev);
+}
+
 /* The model of the session: session.json, else holt.conf. */
 static const char *
 agent_model_spec(struct agent *a)
@@ -2136,9 +2193,8 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
     void *arg, char **cause)
 {
 	struct agent	*a;
-	cJSON		*events, *ev;
 	char		*warning = NULL, *dir, *msg = NULL;
-	const char	*sbx, *mode, *type;
+	const char	*sbx, *mode;
 	int		 rc;
 
 	a = xcalloc(1, sizeof *a);
@@ -2162,7 +2218,13 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	a->lock_fd = open(msg, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	free(msg);
 	msg = NULL;
-	if (a->lock_fd == -1 || flock(a->lock_fd, LOCK_EX | LOCK_NB) != 0) {
+	if (a->lock_fd == -1) {
+		dir = xprintf("session '%s'", name);
+		*cause = file_open_error(dir, errno);
+		free(dir);
+		goto fail;
+	}
+	if (flock(a->lock_fd, LOCK_EX | LOCK_NB) != 0) {
 		*cause = xprintf("session '%s' is being run by another holt "
 		    "process (the server, or holt run)", name);
 		goto fail;
@@ -2179,7 +2241,16 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 		free(dir);
 		goto fail;
 	}
-	if ((a->sbx = sandbox_open(sbx, &msg)) == NULL) {
+	if ((a->sbx = sandbox_open(sbx, &msg)) == NULL &&
+	    (errno == EMFILE || errno == ENFILE)) {
+		/* Not gone: holt is out of file descriptors. */
+		free(msg);
+		dir = xprintf("session '%s': its sandbox '%s'", name, sbx);
+		*cause = file_open_error(dir, errno);
+		free(dir);
+		goto fail;
+	}
+	if (a->sbx == NULL) {
 		*cause = xprintf("session '%s': its sandbox '%s' is gone (%s); "
 		    "the session cannot go on without it", name, sbx,
 		    msg != NULL ? msg : "no sandbox");
@@ -2221,45 +2292,15 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 		free(msg);
 		msg = NULL;
 	}
-	if ((events = eventlog_read(name, &warning, cause)) == NULL)
+	/* One line at a time, keeping only what the conversation needs. */
+	a->cx = context_new(agent_model_spec(a));
+	if (eventlog_scan(name, agent_open_wants, agent_open_event, a, &warning,
+	    cause) != 0)
 		goto fail;
 	if (warning != NULL) {
 		agent_warn(a, "%s", warning);	/* the user sees it too */
 		free(warning);
 	}
-	a->cx = context_new(agent_model_spec(a));
-	cJSON_ArrayForEach(ev, events) {
-		type = json_str(ev, "type");
-		if (strcmp(type, "checkpoint.taken") == 0 &&
-		    (int)json_num(ev, "step", 0) > a->last_step)
-			a->last_step = (int)json_num(ev, "step", 0);
-		if (strcmp(type, "model.usage") == 0) {
-			a->in_tok += (long long)json_num(ev, "input_tokens", 0);
-			a->out_tok += (long long)json_num(ev, "output_tokens", 0);
-			a->cached_tok += (long long)json_num(ev,
-			    "cached_input_tokens", 0);
-			a->cost += json_num(ev, "cost_usd", 0);
-		} else if (strcmp(type, "context.compacted") == 0)
-			context_apply(a->cx, ev);
-		else if (strcmp(type, "instructions.loaded") == 0 &&
-		    json_str(ev, "text") != NULL) {
-			free(a->instructions);
-			a->instructions = xstrdup(json_str(ev, "text"));
-			context_set_instructions(a->cx, a->instructions);
-		}
-	}
-	while ((ev = cJSON_DetachItemFromArray(events, 0)) != NULL) {
-		type = json_str(ev, "type");
-		if (strcmp(type, "session.rewound") == 0 ||
-		    strcmp(type, "session.forked") == 0) {
-			session_history_apply(a->history, ev);
-			cJSON_Delete(ev);
-		} else if (history_type(type))
-			cJSON_AddItemToArray(a->history, ev);
-		else
-			cJSON_Delete(ev);
-	}
-	cJSON_Delete(events);
 	agent_rebuild(a);
 	{
 		cJSON *msgs = agent_messages(a), *tools = tools_schema();

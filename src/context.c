@@ -14,6 +14,7 @@
 #define CONTEXT_TAIL_SHARE	35	/* percent of the window kept as tail */
 #define CONTEXT_TARGET_SHARE	50	/* percent after a compaction */
 #define CONTEXT_FALLBACK_LINES	60	/* tool calls a fallback summary lists */
+#define CONTEXT_CUT_MIN		200	/* a tool result this short stays */
 
 struct context {
 	char		*spec;
@@ -132,6 +133,22 @@ context_apply(struct context *cx, const cJSON *ev)
 		cx->trim = trim;
 }
 
+/* The line a cut tool result becomes (caller frees). */
+static char *
+context_cut_text(size_t n)
+{
+	return xprintf("[output cut to save room in the context window: %zu "
+	    "bytes; run the tool again if it is still needed]", n);
+}
+
+void
+context_forget(struct context *cx)
+{
+	free(cx->summary);
+	cx->summary = NULL;
+	cx->through = cx->trim = 0;
+}
+
 uint64_t
 context_through(struct context *cx)
 {
@@ -248,11 +265,8 @@ context_messages(struct context *cx, const cJSON *history, const char *system,
 			if (result == NULL)
 				result = "";
 			s = NULL;
-			if (seq <= trim && strlen(result) > 200)
-				result = s = xprintf("[output cut to save room "
-				    "in the context window: %zu bytes; run the "
-				    "tool again if it is still needed]",
-				    strlen(result));
+			if (seq <= trim && strlen(result) > CONTEXT_CUT_MIN)
+				result = s = context_cut_text(strlen(result));
 			m = context_add(msgs, "tool", result);
 			free(s);
 			cJSON_AddStringToObject(m, "tool_call_id", id);
@@ -339,8 +353,8 @@ context_event_bytes(const cJSON *ev, uint64_t trim)
 		    "tool_calls"));
 	} else if (strcmp(type, "tool.finished") == 0) {
 		if ((s = json_str(ev, "result")) != NULL)
-			n += context_seq(ev) <= trim && strlen(s) > 200 ? 160 :
-			    strlen(s);
+			n += context_seq(ev) <= trim &&
+			    strlen(s) > CONTEXT_CUT_MIN ? 160 : strlen(s);
 	} else
 		n = 0;
 	return n;

@@ -48,6 +48,8 @@ int	 context_compact_at(struct context *);	/* percent */
 /* A context.compacted event (from the log or just made). */
 void	 context_apply(struct context *, const cJSON *ev);
 uint64_t context_through(struct context *);
+/* No compaction (a rewind cut them away): context_apply those left. */
+void	 context_forget(struct context *);
 const char *context_summary(struct context *);
 void	 context_set_instructions(struct context *, const char *);
 

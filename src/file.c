@@ -3,6 +3,7 @@
  * write is temp file + fsync + rename + fsync of the directory, so after a
  * crash the file is either the old or the new content, never a mix.
  */
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
@@ -313,4 +314,43 @@ proc_stat_read(pid_t pid, struct proc_stat *ps)
 	ps->state = st;
 	ps->start = start;
 	return 0;
+}
+
+static struct rlimit	file_fd_limit;
+static int		file_fd_raised;
+
+void
+file_raise_fd_limit(void)
+{
+	struct rlimit	 rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+		return;
+	file_fd_limit = rl;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl) == 0)
+		file_fd_raised = 1;
+}
+
+void
+file_restore_fd_limit(void)
+{
+	if (file_fd_raised)
+		setrlimit(RLIMIT_NOFILE, &file_fd_limit);
+}
+
+char *
+file_open_error(const char *what, int errnum)
+{
+	struct rlimit	 rl;
+
+	if (errnum == EMFILE && getrlimit(RLIMIT_NOFILE, &rl) == 0)
+		return xprintf("%s: too many open files: this process has "
+		    "reached its limit of %llu (ulimit -n; raise the hard "
+		    "limit, or end sessions with holt kill-session)", what,
+		    (unsigned long long)rl.rlim_cur);
+	if (errnum == ENFILE)
+		return xprintf("%s: too many open files in the system "
+		    "(fs.file-max)", what);
+	return xprintf("%s: %s", what, strerror(errnum));
 }

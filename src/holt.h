@@ -134,6 +134,16 @@ int	 file_rm_rf(const char *);
 int	 file_set_cloexec(int);
 int	 file_set_nonblock(int);
 int	 file_write_all(int fd, const void *, size_t);
+/*
+ * A server holds a log and a lock per session: the soft limit on open
+ * files goes up to the hard one at start (1024 is 500 sessions). Children
+ * that run other programs get the limit holt started with back.
+ */
+void	 file_raise_fd_limit(void);
+void	 file_restore_fd_limit(void);
+/* A message for an open that failed with errno: EMFILE/ENFILE say which
+ * limit was reached and what to do (caller frees). */
+char	*file_open_error(const char *what, int errnum);
 /* Text into an existing file (/proc, /sys: in one write); 0 or -1. */
 int	 file_write_str(const char *path, const char *text);
 

@@ -892,6 +892,7 @@ launch_child(struct sandbox *sb, char **argv, struct cgroups *cg,
 		rl.rlim_cur = rl.rlim_max = (rlim_t)sb->memory;
 		setrlimit(RLIMIT_AS, &rl);
 	}
+	file_restore_fd_limit();	/* the sandbox gets the usual one */
 	if (sandbox_root_on(sb) &&
 	    sandbox_root_mount(sb, fds[4], envd, &cause) != 0) {
 		dprintf(logfd, "holt: sandbox '%s': %s\n", sb->id, cause);

@@ -1218,6 +1218,7 @@ server_main(int foreground)
 	log_info("server %ld started on %s", (long)getpid(), srv_path);
 	signal(SIGPIPE, SIG_IGN);
 	secret_init();
+	file_raise_fd_limit();
 
 	/*
 	 * Two priorities, and a look at requests after SRV_BULK_SLICE_MS of

@@ -273,8 +273,7 @@ eventlog_open(const char *name, char **cause)
 	if (el->fd == -1 || fstat(el->fd, &sb) != 0) {
 		*cause = errno == ENOENT ? xprintf("%s: missing: the session's "
 		    "history is gone (holt kill-session --rm removes what is "
-		    "left)", el->path) : xprintf("%s: %s", el->path,
-		    strerror(errno));
+		    "left)", el->path) : file_open_error(el->path, errno);
 		eventlog_close(el);
 		return NULL;
 	}
@@ -493,6 +492,89 @@ lines_before(int fd, off_t n)
 	return lines;
 }
 
+/* A seq that does not follow the one before: a warning (the first). */
+static void
+eventlog_seq_check(const char *path, unsigned int lineno, uint64_t seq,
+    uint64_t *prev, char **warning)
+{
+	if (*prev != 0 && seq != *prev + 1 && *warning == NULL)
+		*warning = xprintf("%s:%u: seq %llu %s %llu on the line "
+		    "before%s", path, lineno, (unsigned long long)seq,
+		    seq <= *prev ? "repeats or goes back from" :
+		    "skips ahead of", (unsigned long long)*prev,
+		    seq <= *prev ? "" : ": events are missing");
+	*prev = seq;
+}
+
+int
+eventlog_scan(const char *name, int (*want)(const char *type),
+    void (*fn)(void *, cJSON *), void *arg, char **warning, char **cause)
+{
+	char		*dir, *path, chunk[65536], *nl;
+	struct buf	 line = BUF_INIT;
+	unsigned int	 lineno = 0;
+	uint64_t	 prev = 0;
+	const char	*why;
+	cJSON		*ev;
+	ssize_t		 r, i, from;
+	int		 fd, rc = -1;
+
+	*warning = NULL;
+	dir = session_dir(name);
+	path = paths_join(dir, "events.jsonl");
+	free(dir);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		rc = errno == ENOENT ? 0 : -1;
+		if (rc != 0)
+			*cause = file_open_error(path, errno);
+		free(path);
+		return rc;
+	}
+	for (;;) {
+		r = read(fd, chunk, sizeof chunk);
+		if (r == -1 && errno == EINTR)
+			continue;
+		if (r == -1) {
+			*cause = xprintf("%s: %s", path, strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		for (from = 0; from < r; from = i + 1) {
+			nl = memchr(chunk + from, '\n', (size_t)(r - from));
+			i = nl != NULL ? nl - chunk : r;
+			buf_add(&line, chunk + from, (size_t)(i - from));
+			if (nl == NULL)
+				break;
+			lineno++;
+			if (line.len == 0)
+				continue;	/* an empty line holds nothing */
+			ev = eventlog_parse_line(line.data, line.len, &why);
+			buf_reset(&line);
+			if (ev == NULL) {
+				*cause = xprintf("%s:%u: corrupt event log line "
+				    "(%s)", path, lineno, why);
+				goto out;
+			}
+			eventlog_seq_check(path, lineno, (uint64_t)json_num(ev,
+			    "seq", 0), &prev, warning);
+			if (want == NULL || want(json_str(ev, "type")))
+				fn(arg, ev);
+			else
+				cJSON_Delete(ev);
+		}
+	}
+	if (line.len > 0)
+		*warning = xprintf("%s:%u: dropped a torn last line", path,
+		    lineno + 1);
+	rc = 0;
+out:
+	buf_release(&line);
+	free(path);
+	close(fd);
+	return rc;
+}
+
 cJSON *
 eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
     int *truncated, char **warning, char **cause)
@@ -518,7 +600,7 @@ eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
 			free(path);
 			return cJSON_CreateArray();
 		}
-		*cause = xprintf("%s: %s", path, strerror(errno));
+		*cause = file_open_error(path, errno);
 		free(path);
 		return NULL;
 	}
@@ -599,12 +681,8 @@ eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
 		}
 		seq = (uint64_t)json_num(ev, "seq", 0);
 		if (prev != 0 && seq != prev + 1 && *warning == NULL)
-			*warning = xprintf("%s:%u: seq %llu %s %llu on the line "
-			    "before%s", path, lineno + lines_before(fd, base +
-			    (off_t)(first - data)), (unsigned long long)seq,
-			    seq <= prev ? "repeats or goes back from" :
-			    "skips ahead of", (unsigned long long)prev,
-			    seq <= prev ? "" : ": events are missing");
+			eventlog_seq_check(path, lineno + lines_before(fd, base +
+			    (off_t)(first - data)), seq, &prev, warning);
 		prev = seq;
 		cJSON_AddItemToArray(all, ev);
 	}

@@ -58,6 +58,15 @@ cJSON	*eventlog_read_last(const char *name, size_t last, char **warning,
  */
 cJSON	*eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
 	     int *truncated, char **warning, char **cause);
+/*
+ * Read the log one line at a time, in O(longest line) memory, checked as
+ * eventlog_read does: each event whose type want accepts (want NULL: all)
+ * is handed to fn, which takes it. 0, or -1 with *cause; *warning as
+ * above.
+ */
+int	 eventlog_scan(const char *name, int (*want)(const char *type),
+	     void (*fn)(void *, cJSON *), void *arg, char **warning,
+	     char **cause);
 /* One-shot append for other processes (holt pr): open, append, sync, close. */
 int	 session_event_append(const char *name, const char *type, cJSON *fields,
 	     char **cause);

@@ -43,7 +43,7 @@ test_expect_success BWRAP 'setup' '
 
 test_expect_success BWRAP 'a 300-step session with 10x its window in tool output finishes' '
 	read_script long.json 299 &&
-	start_mock long.json --log mock.log --max-request-bytes 16000 &&
+	start_mock long.json --idle-exit 60 --log mock.log --max-request-bytes 16000 &&
 	test_expect_code 3 holt run -s long --repo proj --model openai:m \
 		--base-url "$MOCK_URL/v1" --steps 3 --headless \
 		"USER-ZERO: read big.txt, again and again" >run1.out &&
@@ -96,7 +96,7 @@ test_expect_success BWRAP 'anthropic: compaction, cache marks, cached tokens at 
 	printf "context_window = 4000\nprice.anthropic:claude-x = 10 20 1\n" \
 		>"$HOLT_HOME/config/holt.conf" &&
 	test_when_finished "printf \"context_window = 4000\\n\" >\"$HOLT_HOME/config/holt.conf\"" &&
-	ANTHROPIC_API_KEY=k start_mock ant.json --log ant.log --max-request-bytes 18000 &&
+	ANTHROPIC_API_KEY=k start_mock ant.json --idle-exit 60 --log ant.log --max-request-bytes 18000 &&
 	ANTHROPIC_API_KEY=k holt run -s ant --repo proj --model anthropic:claude-x \
 		--base-url "$MOCK_URL" --steps 40 --headless "ANT-USER: read it all" >ant.out &&
 	tail -n 1 ant.out | grep "\"reason\":\"done\"" &&
@@ -126,7 +126,7 @@ test_expect_success BWRAP 'openai: cached_tokens is read and priced' '
 		"{\"text\": \"hi\", \"tool_calls\": [], \"usage\": {\"input_tokens\": 2000, \"output_tokens\": 100, \"cached_input_tokens\": 1500}}" &&
 	printf "price.openai:m = 2 8 0.5\n" >"$HOLT_HOME/config/holt.conf" &&
 	test_when_finished "printf \"context_window = 4000\\n\" >\"$HOLT_HOME/config/holt.conf\"" &&
-	start_mock cached.json &&
+	start_mock cached.json --idle-exit 60 &&
 	holt run -s cached --repo proj --model openai:m --base-url "$MOCK_URL/v1" \
 		--headless "hello" >cached.out &&
 	grep "\"type\":\"model.usage\"" cached.out >usage &&
@@ -141,7 +141,7 @@ test_expect_success BWRAP 'a request refused as too long is compacted and sent a
 			"{\"tool_calls\": [{\"name\": \"read_file\", \"arguments\": {\"path\": \"big.txt\"}}]}" \
 			"{\"fail\": {\"status\": 400, \"kind\": \"context_length\"}}" \
 			"{\"text\": \"went on\", \"tool_calls\": []}" &&
-		ANTHROPIC_API_KEY=k start_mock refused.json --log refused.$fmt.log &&
+		ANTHROPIC_API_KEY=k start_mock refused.json --idle-exit 60 --log refused.$fmt.log &&
 		if test $fmt = openai; then url=$MOCK_URL/v1; else url=$MOCK_URL; fi &&
 		ANTHROPIC_API_KEY=k holt run -s refused-$fmt --repo proj --model $fmt:m \
 			--base-url "$url" --headless "REFUSED-USER" >refused.out &&
@@ -156,7 +156,7 @@ test_expect_success BWRAP 'a request refused as too long is compacted and sent a
 		"{\"fail\": {\"status\": 400, \"kind\": \"context_length\"}}" \
 		"{\"fail\": {\"status\": 400, \"kind\": \"context_length\"}}" \
 		"{\"text\": \"never\", \"tool_calls\": []}" &&
-	start_mock twice.json &&
+	start_mock twice.json --idle-exit 60 &&
 	test_expect_code 5 holt run -s twice --repo proj --model openai:m \
 		--base-url "$MOCK_URL/v1" --headless "again" >twice.out &&
 	grep "\"type\":\"error\"" twice.out | grep "too long" &&
@@ -165,7 +165,7 @@ test_expect_success BWRAP 'a request refused as too long is compacted and sent a
 
 test_expect_success BWRAP 'a failing summary request falls back to a deterministic summary' '
 	read_script fallback.json 12 "{\"summary\": {\"fail\": {\"status\": 500}}}" &&
-	start_mock fallback.json --log fallback.log &&
+	start_mock fallback.json --idle-exit 60 --log fallback.log &&
 	HOLT_MODEL_TRIES=1 holt run -s fallback --repo proj --model openai:m \
 		--base-url "$MOCK_URL/v1" --headless "FALLBACK-USER: go" >fallback.out &&
 	tail -n 1 fallback.out | grep "\"reason\":\"done\"" &&
@@ -180,7 +180,7 @@ test_expect_success BWRAP 'a failing summary request falls back to a determinist
 
 test_expect_success BWRAP 'kill -9 in the middle of a compaction: all or nothing, then on' '
 	read_script slow.json 8 "{\"summary\": {\"delay_ms\": 3000, \"text\": \"SLOW-SUMMARY\"}}" &&
-	start_mock slow.json --log slow.log &&
+	start_mock slow.json --idle-exit 60 --log slow.log &&
 	($HOLT run -s slow --repo proj --model openai:m --base-url "$MOCK_URL/v1" \
 		--headless "SLOW-USER" >slow1.out 2>&1 & echo $! >pid) &&
 	test_wait_for 200 "grep -q \"about to be compacted\" slow.log" &&
@@ -205,7 +205,7 @@ test_expect_success BWRAP 'AGENTS.md reaches the system prompt; a change is seen
 	write_script agents.json \
 		"{\"tool_calls\": [{\"name\": \"write_file\", \"arguments\": {\"path\": \"AGENTS.md\", \"content\": \"AGENTS-V2: use spaces\\n\"}}]}" \
 		"{\"text\": \"ok\", \"tool_calls\": []}" &&
-	start_mock agents.json --log agents.log &&
+	start_mock agents.json --idle-exit 60 --log agents.log &&
 	holt run -s agents --repo agents --model openai:m --mode trust \
 		--base-url "$MOCK_URL/v1" --headless "go" >agents.out &&
 	tail -n 1 agents.out | grep "\"reason\":\"done\"" &&
@@ -227,7 +227,7 @@ test_expect_success BWRAP 'a workspace AGENTS.md that links out of it is not rea
 	ln -s "$PWD/host-secret" linked/AGENTS.md &&
 	(cd linked && git add . && git commit -q -m link) &&
 	write_script linked.json "{\"text\": \"ok\", \"tool_calls\": []}" &&
-	start_mock linked.json --log linked.log &&
+	start_mock linked.json --idle-exit 60 --log linked.log &&
 	holt run -s linked --repo linked --model openai:m \
 		--base-url "$MOCK_URL/v1" --headless "go" >linked.out &&
 	! grep HOST-SECRET-TEXT linked.log &&
@@ -241,7 +241,7 @@ test_expect_success BWRAP 'holt compact by hand, with a focus; /model switches t
 		"{\"text\": \"after\", \"tool_calls\": []}" &&
 	: >"$HOLT_HOME/config/holt.conf" &&
 	test_when_finished "printf \"context_window = 4000\\n\" >\"$HOLT_HOME/config/holt.conf\"" &&
-	start_mock hand.json --log hand.log &&
+	start_mock hand.json --idle-exit 60 --log hand.log &&
 	holt new -d -s hand --repo proj --model openai:m --base-url "$MOCK_URL/v1" \
 		"HAND-USER: read" >/dev/null &&
 	test_wait_for 300 "holt ls | grep \"^hand .*finished\"" &&
