@@ -67,7 +67,11 @@ main(async () => {
       e.exitCode !== 0, [e.name, e.exitCode])
   }
   check('kill the first process\'s command', await sbx.commands.kill(pid), pid)
-  const after = await sbx.commands.list()
+  let after = await sbx.commands.list()
+  for (let i = 0; i < 50 && after.some((p) => p.pid === pid || p.pid === cat.pid); i++) {
+    await new Promise((res) => setTimeout(res, 100))
+    after = await sbx.commands.list()
+  }
   check('it is gone', !after.some((p) => p.pid === pid || p.pid === cat.pid), after)
   check('kill of an unknown pid', !(await sbx.commands.kill(999999)), false)
 })
