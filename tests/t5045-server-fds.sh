@@ -29,9 +29,11 @@ test_expect_success BWRAP 'out of file descriptors is reported as that' '
 	{ "turns": [ { "text": "hi", "tool_calls": [] } ] }
 	EOF
 	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
-		holt run -s fd$i --model script:hi.json --headless "hello" >/dev/null ||
+		holt new -d -s fd$i --model script:hi.json "hello" >/dev/null ||
 			exit 1
 	done &&
+	test_wait_for 600 "test \$(holt ls | grep -c \" finished \") = 12" &&
+	holt kill-server &&
 	(ulimit -n 24 && holt ls --json >ls.json 2>ls.err) &&
 	grep "too many open files" ls.json &&
 	! grep "is gone" ls.json &&
