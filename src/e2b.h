@@ -6,9 +6,11 @@
  * each request, by the E2b-Sandbox-Id header, to the control plane
  * (e2b-api.c: create, connect, pause, timeout, kill, list) or to the
  * sandbox's own API (e2b-process.c: process.Process over the Connect
- * protocol; e2b-files.c: filesystem.Filesystem, /files, /health). Every
- * E2B sandbox is an ordinary holt sandbox; e2b-box.c keeps what E2B adds
- * (template, metadata, envs, access token, end of life) in
+ * protocol, its streams in e2b-stream.c; e2b-files.c:
+ * filesystem.Filesystem, /files, /health). e2b-control.c is where holt
+ * approve answers the commands the policy asks about. Every E2B sandbox is
+ * an ordinary holt sandbox; e2b-box.c keeps what E2B adds (template,
+ * metadata, envs, access token, end of life) in
  * data/sandboxes/<id>/e2b.json. Everything runs on one libevent loop.
  */
 #ifndef E2B_H
