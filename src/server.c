@@ -1249,6 +1249,7 @@ server_main(int foreground)
 	idle = server_idle_new(srv_base, srv_sandbox_in_use, NULL);
 
 	/* Every session comes back from its log and carries on. */
+	session_sweep();
 	names = session_list(&n);
 	for (i = 0; i < n; i++) {
 		if (srv_session_open(names[i], 0, &cause) == NULL) {

@@ -5,8 +5,10 @@
  * a session.json. Nothing is left half-made: on failure the sandbox and the
  * session directory are removed again.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,6 +17,10 @@
 #include "policy.h"
 #include "sandbox.h"
 #include "session.h"
+
+#define SESSION_CREATING	"creating"	/* sandbox id, pid, start */
+
+static void	session_creating(const char *, const char *);
 
 static const char no_model_help[] =
     "no model is configured. Set one of:\n"
@@ -162,7 +168,7 @@ session_create(const struct session_new *sn, char **cause)
 	char			*created = NULL, *repo_abs = NULL, *tmp;
 	const char		*model, *net, *modename;
 	int			 netv;
-	char			*branch = NULL;
+	char			*branch = NULL, *ws2;
 	int			 i, is_url;
 
 	/* The [repo ...] section of holt.conf applies to this repository. */
@@ -237,6 +243,7 @@ session_create(const struct session_new *sn, char **cause)
 		}
 	}
 
+	session_sweep();
 	/* The session directory first: it reserves the name. */
 	dir = session_dir(name);
 	if (file_mkdir_p(dir, 0700) != 0) {
@@ -256,6 +263,7 @@ session_create(const struct session_new *sn, char **cause)
 		if ((sbx = sandbox_create(&so, cause)) == NULL)
 			goto fail;
 	}
+	session_creating(name, sandbox_id(sbx));
 
 	if (repo_abs != NULL) {
 		if (sn->progress != NULL)
@@ -342,6 +350,11 @@ session_create(const struct session_new *sn, char **cause)
 	/* session.json last: it is what makes the session exist. */
 	if (session_save(name, meta, cause) != 0)
 		goto fail;
+	dir = session_dir(name);
+	ws2 = paths_join(dir, SESSION_CREATING);
+	unlink(ws2);
+	free(ws2);
+	free(dir);
 	cJSON_Delete(meta);
 	sandbox_free(sbx);
 	free(ws);
@@ -370,6 +383,81 @@ fail:
 	free(repo_abs);
 	free(name);
 	return NULL;
+}
+
+/*
+ * A session being made: its sandbox exists before its session.json does,
+ * and a holt new killed meanwhile (in a long repository copy) would leave
+ * the sandbox running with nothing pointing at it. "creating" in the
+ * session directory says which sandbox and which process (pid and start
+ * time); session_sweep removes both once that process is gone.
+ */
+static void
+session_creating(const char *name, const char *sbx_id)
+{
+	struct proc_stat	 ps;
+	char			*dir, *path, *text;
+
+	memset(&ps, 0, sizeof ps);
+	proc_stat_read(getpid(), &ps);
+	dir = session_dir(name);
+	path = paths_join(dir, SESSION_CREATING);
+	text = xprintf("%s %ld %llu\n", sbx_id, (long)getpid(), ps.start);
+	if (file_write_atomic(path, text, strlen(text), 0600) != 0)
+		log_warn("%s", path);
+	free(text);
+	free(path);
+	free(dir);
+}
+
+/* Half-made sessions of holt new processes that died: see above. */
+void
+session_sweep(void)
+{
+	DIR			*d;
+	struct dirent		*de;
+	struct proc_stat	 ps;
+	struct sandbox		*sbx;
+	char			*dir, *path, *data, id[64], *cause = NULL;
+	long			 pid;
+	unsigned long long	 start;
+
+	if ((d = opendir(paths_sessions_dir())) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.' || session_exists(de->d_name))
+			continue;
+		dir = session_dir(de->d_name);
+		path = paths_join(dir, SESSION_CREATING);
+		data = file_read(path, NULL, 256);
+		free(path);
+		if (data == NULL || sscanf(data, "%63s %ld %llu", id, &pid,
+		    &start) != 3 || (proc_stat_read((pid_t)pid, &ps) == 0 &&
+		    ps.start == start)) {
+			free(data);	/* not one of ours, or still at work */
+			free(dir);
+			continue;
+		}
+		free(data);
+		log_info("session '%s': removing what a holt new that died "
+		    "left (sandbox %s)", de->d_name, id);
+		if ((sbx = sandbox_open_damaged(id, &cause)) != NULL) {
+			free(cause);
+			cause = NULL;
+			if (sandbox_rm(sbx, &cause) != 0) {
+				log_warnx("%s", cause);
+				free(cause);
+				cause = NULL;
+			}
+			sandbox_free(sbx);
+		} else {
+			free(cause);
+			cause = NULL;
+		}
+		file_rm_rf(dir);
+		free(dir);
+	}
+	closedir(d);
 }
 
 int

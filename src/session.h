@@ -25,6 +25,7 @@ int	 session_save(const char *name, const cJSON *meta, char **cause);
 char	**session_list(size_t *n);		/* names, sorted; free each + array */
 int	 session_locked(const char *name);	/* another process runs it */
 int	 session_headless(const char *name);	/* made by holt run */
+void	 session_sweep(void);	/* what holt new processes that died left */
 
 /*
  * The event log. An eventlog is an open events.jsonl with the last seq

@@ -89,17 +89,43 @@ test_expect_success BWRAP 'a pid envd does not know: interrupted, as before' '
 # not take it over, so --resume works after a kill -9, and ls always says
 # who runs it now.
 test_expect_success BWRAP 'a killed headless run is not taken over by the server' '
-	run_killed j5 r.json &&
+	{ $HOLT run -s j5 --mode trust --model script:r.json --headless go \
+		>j5.out 2>&1 & echo $! >j5.pid; } &&
+	test_when_finished "kill -9 \$(cat j5.pid) 2>/dev/null" &&
+	test_wait_for 300 "grep -q tool.running \"$(session_log j5)\"" &&
+	holt ls >ls1 && grep "^j5  *working .*run by holt run" ls1 &&
+	kill -9 $(cat j5.pid) &&
+	test_wait_for 50 "! kill -0 $(cat j5.pid)" &&
 	holt ls >ls && cat ls &&
 	grep "^j5  *idle .*holt run --resume j5 goes on" ls &&
 	sleep 3 &&
 	! grep "\"type\":\"tool.finished\"" "$(session_log j5)" &&
-	{ $HOLT run --resume j5 --headless >j5.resume & echo $! >j5.rpid; } &&
-	test_wait_for 100 "holt ls | grep \"^j5  *working .*run by holt run\"" &&
-	wait $(cat j5.rpid) &&
+	$HOLT run --resume j5 --headless >j5.resume &&
 	tail -n 1 j5.resume | grep "\"reason\":\"done\"" &&
 	holt ls >ls2 && ! grep "run by holt run\|another holt" ls2 &&
 	rejoined j5
+'
+
+# holt new killed while it copies the repository: the sandbox it made is
+# removed by the next holt new (or server), never left running.
+test_expect_success BWRAP 'a holt new killed mid-copy leaves no sandbox behind' '
+	mkdir big && (cd big && git init -q && git config user.email t@e &&
+		git config user.name t &&
+		head -c 30000000 /dev/urandom >blob && git add blob &&
+		git commit -q -m big) &&
+	before=$(count_sandboxes) &&
+	{ $HOLT new -d -s half --repo big --model script:r.json go >half.out 2>&1 &
+	  echo $! >half.pid; } &&
+	test_when_finished "kill -9 \$(cat half.pid) 2>/dev/null" &&
+	test_wait_for 300 "test -f \"$HOLT_HOME/data/sessions/half/creating\"" &&
+	kill -9 $(cat half.pid) &&
+	test_wait_for 50 "! kill -0 $(cat half.pid)" &&
+	test $(count_sandboxes) -gt $before &&
+	! test -f "$HOLT_HOME/data/sessions/half/session.json" &&
+	holt kill-server &&
+	holt ls >/dev/null &&
+	test $(count_sandboxes) = $before &&
+	! test -d "$HOLT_HOME/data/sessions/half"
 '
 
 test_done
