@@ -1,0 +1,99 @@
+#!/bin/sh
+# Long sessions in the server: the time to open (resume) a session whose
+# log holds 100,000 and 1,000,000 events, compacted every 1,000 steps, and
+# the server's RSS with it, beside a reference that parses every line of
+# the same log (python3's json); then 2,000 idle sessions in one server
+# (each holds a log and a lock: 4,000 descriptors, over a 1,024 soft limit).
+set -u
+B=${HOLT_BUILD_DIR:-.}
+HOLT_HOME=$(mktemp -d)
+export HOLT_HOME
+SOCK=benchctx$$
+trap '"$B/holt" -L $SOCK kill-server >/dev/null 2>&1; rm -rf "$HOLT_HOME"' EXIT
+holt() { "$B/holt" -L $SOCK "$@"; }
+now() { date +%s%N; }
+rss_of() { awk '/^VmRSS/ { print $2 }' /proc/$1/status; }
+spid() { pgrep -f "holt -L $SOCK server -f" | head -n 1; }
+
+python3 -c "import json; json.dump({'turns':[{'text':'done','tool_calls':[]}]}, open('$HOLT_HOME/one.json','w'))"
+holt new -d -s big --model "script:$HOLT_HOME/one.json" go >/dev/null
+n=0
+while [ $n -lt 300 ] && ! holt ls | grep -q ' finished '; do sleep 0.1; n=$((n + 1)); done
+holt kill-server
+LOG=$HOLT_HOME/data/sessions/big/events.jsonl
+
+# grow LOG to $1 events: steps of assistant.message, tool.call,
+# tool.started, 4 tool.output, tool.finished, model.usage; a user message
+# every 100 steps and a compaction every 1,000.
+grow() {
+	python3 - "$LOG" "$1" <<-\PY
+	import json, sys
+	path, want = sys.argv[1], int(sys.argv[2])
+	lines = open(path).read().splitlines()
+	seq = len(lines)
+	out = open(path, "a")
+	ts = "2026-11-29T00:00:00.000Z"
+	step = 0
+	def w(o):
+	    global seq
+	    seq += 1
+	    o = dict({"seq": seq, "ts": ts}, **o)
+	    out.write(json.dumps(o, separators=(",", ":")) + "\n")
+	while seq < want:
+	    step += 1
+	    if step % 100 == 1:
+	        w({"type": "user.message", "text": "message at step %d" % step})
+	    cid = "call_%d" % step
+	    w({"type": "assistant.message", "text": "step %d" % step, "tool_calls":
+	       [{"id": cid, "name": "read_file", "arguments": {"path": "f%d.c" % step}}]})
+	    w({"type": "tool.call", "call_id": cid, "name": "read_file",
+	       "arguments": {"path": "f%d.c" % step}})
+	    w({"type": "tool.started", "call_id": cid, "name": "read_file"})
+	    for i in range(4):
+	        w({"type": "tool.output", "call_id": cid, "stream": "stdout",
+	           "data": "line %d of the output of step %d\n" % (i, step)})
+	    w({"type": "tool.finished", "call_id": cid, "name": "read_file",
+	       "duration_ms": 3, "result": ("x" * 600)})
+	    w({"type": "model.usage", "input_tokens": 1000, "output_tokens": 20,
+	       "cached_input_tokens": 800, "cost_usd": 0})
+	    if step % 1000 == 0:
+	        w({"type": "context.compacted", "summary": "summary at %d" % step,
+	           "through_seq": seq - 40, "trimmed_through": seq - 40,
+	           "tokens_before": 9000, "tokens_after": 3000, "by": "auto"})
+	w({"type": "run.finished", "reason": "done", "steps": step})
+	PY
+}
+
+open_bench() {
+	grow "$1"
+	t0=$(now); holt ls >/dev/null; t1=$(now)
+	ms=$(( (t1 - t0) / 1000000 ))
+	rss=$(rss_of $(spid))
+	holt ls | grep -q '^big ' || echo "bench: the session did not open" >&2
+	t0=$(now)
+	python3 -c "import json,sys
+for l in open(sys.argv[1]): json.loads(l)" "$LOG"
+	t1=$(now)
+	echo "open a $2-event session (server start + holt ls): $ms ms, server RSS $rss KB (budget $3 ms, 16384 KB; python3 parsing the log: $(( (t1 - t0) / 1000000 )) ms)"
+	holt kill-server
+}
+
+open_bench 100000 100k 100
+open_bench 1000000 1M 500
+
+# 2,000 idle sessions: copies of one small session sharing its sandbox.
+holt new -d -s s0 --model "script:$HOLT_HOME/one.json" go >/dev/null
+n=0
+while [ $n -lt 300 ] && ! holt ls | grep -q '^s0 .*finished'; do sleep 0.1; n=$((n + 1)); done
+holt kill-server
+rm -rf "$HOLT_HOME/data/sessions/big"
+for i in $(seq 1 1999); do
+	mkdir -p "$HOLT_HOME/data/sessions/s$i"
+	sed "s/\"s0\"/\"s$i\"/" "$HOLT_HOME/data/sessions/s0/session.json" \
+		>"$HOLT_HOME/data/sessions/s$i/session.json"
+	cp "$HOLT_HOME/data/sessions/s0/events.jsonl" "$HOLT_HOME/data/sessions/s$i/"
+done
+t0=$(now); holt ls >ls.out.$$; t1=$(now)
+errs=$(grep -c ' error ' ls.out.$$)
+echo "2,000 idle sessions: open in $(( (t1 - t0) / 1000000 )) ms, server RSS $(rss_of $(spid)) KB (budget 65536 KB), $errs in error, fds $(ls /proc/$(spid)/fd | wc -l)"
+rm -f ls.out.$$
