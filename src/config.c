@@ -13,6 +13,8 @@
  * command line. An unknown key is harmless (a warning); a malformed line or
  * a bad value for a known key refuses the file, naming file and line.
  */
+#include <sys/stat.h>
+
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -71,8 +73,10 @@ struct config_val {
 };
 
 static struct config_val	*config_vals;
+static struct config_val	*config_old;	/* replaced, never freed */
 static char			*config_repo;
 static int			 config_loaded;
+static struct stat		 config_stat;	/* holt.conf when read */
 
 static const struct config_opt *
 config_find_opt(const char *key)
@@ -203,6 +207,41 @@ strip_comment(char *s)
 	}
 }
 
+/*
+ * holt.conf changed since it was read (a long-running server): read it
+ * again, so what comes next (a session the server opens) uses it. The
+ * values it replaces are kept, never freed: callers may hold them.
+ */
+int
+config_refresh(char **cause)
+{
+	struct config_val	*cv, **cvp;
+	struct stat		 sb;
+	char			*path = paths_join(paths_config_dir(),
+				    "holt.conf");
+	int			 rc;
+
+	if (stat(path, &sb) != 0)
+		memset(&sb, 0, sizeof sb);
+	free(path);
+	if (!config_loaded || (sb.st_mtim.tv_sec == config_stat.st_mtim.tv_sec &&
+	    sb.st_mtim.tv_nsec == config_stat.st_mtim.tv_nsec &&
+	    sb.st_size == config_stat.st_size && sb.st_ino == config_stat.st_ino))
+		return 0;
+	cvp = &config_vals;
+	while ((cv = *cvp) != NULL) {
+		if (cv->cmdline) {
+			cvp = &cv->next;
+			continue;
+		}
+		*cvp = cv->next;
+		cv->next = config_old;
+		config_old = cv;
+	}
+	rc = config_load(NULL, cause);
+	return rc;
+}
+
 int
 config_load(const char *path, char **cause)
 {
@@ -216,6 +255,8 @@ config_load(const char *path, char **cause)
 	config_loaded = 1;
 	if (path == NULL)
 		path = def = paths_join(paths_config_dir(), "holt.conf");
+	if (def != NULL && stat(def, &config_stat) != 0)
+		memset(&config_stat, 0, sizeof config_stat);
 	if ((data = file_read(path, &len, 1024 * 1024)) == NULL) {
 		if (errno == ENOENT && def != NULL) {
 			free(def);

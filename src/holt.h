@@ -196,6 +196,8 @@ int	 utf8_vis_print(FILE *, int flags, const char *, ...) printflike(3, 4);
  * built-in default, and config_source says which.
  */
 int	 config_load(const char *path, char **cause);	/* NULL path: default */
+/* Read holt.conf again if it changed since (a long-running server). */
+int	 config_refresh(char **cause);
 void	 config_set(const char *key, const char *value, const char *source);
 void	 config_select_repo(const char *repo);
 const char *config_get(const char *key);

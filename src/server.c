@@ -481,6 +481,12 @@ srv_session_open(const char *name, int explicit, char **cause)
 		s = srv_session_new(name);
 	free(s->error);
 	s->error = NULL;
+	/* A session opened now uses holt.conf as it is now (prices, models). */
+	if (config_refresh(cause) != 0) {
+		log_warnx("%s; the configuration read before stays", *cause);
+		free(*cause);
+		*cause = NULL;
+	}
 	if (!explicit && session_headless(name)) {
 		s->headless = 1;
 		return s;

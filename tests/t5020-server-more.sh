@@ -125,4 +125,20 @@ test_expect_success BWRAP,PYTHON 'a corrupt line in that tail is named by its nu
 	grep "^error .*events.jsonl:$n: corrupt event log line" reply
 '
 
+test_expect_success BWRAP 'a running server reads a changed holt.conf for the sessions it opens next' '
+	echo "{ \"turns\": [ { \"text\": \"hi\", \"tool_calls\": [] } ] }" >hi.json &&
+	mkdir -p "$HOLT_HOME/config" &&
+	printf "price.script:hi.json = 1000000 0\n" >"$HOLT_HOME/config/holt.conf" &&
+	holt new -d -s p1 --model script:hi.json "hi" &&
+	test_wait_for 100 "holt ls | grep \"^p1 .*finished\"" &&
+	printf "price.script:hi.json = 2000000 0\n" >"$HOLT_HOME/config/holt.conf" &&
+	holt new -d -s p2 --model script:hi.json "hi" &&
+	test_wait_for 100 "holt ls | grep \"^p2 .*finished\"" &&
+	holt ls >ls &&
+	grep "^p1 .*\$100\.0000" ls &&
+	grep "^p2 .*\$200\.0000" ls &&
+	rm "$HOLT_HOME/config/holt.conf" &&
+	holt kill-session -t p1 && holt kill-session -t p2
+'
+
 test_done

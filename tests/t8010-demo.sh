@@ -20,8 +20,8 @@ test_expect_success BWRAP,TMUX,PYTHON 'the demo runs to its end' '
 	$T send-keys -t demo y &&
 	test_wait_for 300 "screen | grep -q \"diff against\"" &&
 	screen >s2 &&
-	grep "^│ -    return a - b" s2 &&
-	grep "^│ +    return a + b" s2 &&
+	grep "^│ *[0-9]* *-    return a - b" s2 &&
+	grep "^│ *[0-9]* +    return a + b" s2 &&
 	! grep __pycache__ s2 &&
 	$T send-keys -t demo q &&
 	test_wait_for 50 "screen | grep -q \"run finished: done\"" &&
