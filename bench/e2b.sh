@@ -20,6 +20,8 @@ holt="$HOLT_BUILD_DIR/holt"
 pid=$!
 trap 'kill $pid; wait $pid 2>/dev/null; for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
 	"$holt" sandbox rm "${d##*/}" >/dev/null 2>&1; done; rm -rf "$HOLT_HOME"' EXIT
+# Killed (or its output closed: bench/e2b.sh | head), it still cleans up.
+trap 'exit 1' INT TERM HUP PIPE
 n=0
 while ! grep -q listening "$HOLT_HOME/serve.out" && [ $n -lt 100 ]; do
 	sleep 0.1
