@@ -742,7 +742,7 @@ static void
 tui_draw_status(struct tui *t)
 {
 	WINDOW		*w = t->status;
-	const cJSON	*st = t->state;
+	const cJSON	*st = t->state, *ctx;
 	struct buf	 b = BUF_INIT;
 	const char	*s;
 	int		 x = 0, fl, narrow = t->cols < TUI_STATUS_WIDE, keep;
@@ -771,6 +771,13 @@ tui_draw_status(struct tui *t)
 	    json_num(st, "output_tokens", 0));
 	buf_addf(&b, " tok $%.2f", json_num(st, "cost_usd", 0));
 	tui_status_seg(w, &x, t->cols, buf_str(&b), ROLE_STATUS);
+	if ((ctx = cJSON_GetObjectItemCaseSensitive(st, "context")) != NULL) {
+		/* The share of the model's window the conversation takes. */
+		buf_reset(&b);
+		buf_addf(&b, "ctx %.0f%%%s", json_num(ctx, "percent", 0),
+		    json_bool(ctx, "compacting", 0) ? " compacting" : "");
+		tui_status_seg(w, &x, t->cols, buf_str(&b), ROLE_STATUS);
+	}
 	tui_status_seg(w, &x, t->cols, (s = json_str(st, "mode")) != NULL ?
 	    s : "?", ROLE_STATUS);
 	if (!narrow) {
