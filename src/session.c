@@ -283,7 +283,18 @@ eventlog_open(const char *name, char **cause)
 		eventlog_close(el);
 		return NULL;
 	}
+	/*
+	 * Stat again under the lock: another writer may have appended since,
+	 * and a size read before the lock could fall inside its new line,
+	 * which the cut below would then tear.
+	 */
 	flock(el->fd, LOCK_EX);
+	if (fstat(el->fd, &sb) != 0) {
+		*cause = file_open_error(el->path, errno);
+		flock(el->fd, LOCK_UN);
+		eventlog_close(el);
+		return NULL;
+	}
 	/* A torn last line: cut it off so the next append starts clean. */
 	if (sb.st_size > 0 && pread(el->fd, &c, 1, sb.st_size - 1) == 1 &&
 	    c != '\n') {
