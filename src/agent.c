@@ -2803,9 +2803,10 @@ agent_approve(struct agent *a, const char *request_id, const char *decision,
 	if ((h = agent_take_host_ask(a, request_id)) != NULL)
 		return agent_approve_host(a, h, decision, rule, by, cause);
 	for (i = 0; i < a->ncalls; i++) {
+		/* With no id, the first question still open. */
 		if (a->calls[i].asked && a->calls[i].request_id != NULL &&
-		    (request_id == NULL || strcmp(a->calls[i].request_id,
-		    request_id) == 0)) {
+		    (request_id == NULL ? !a->calls[i].decided :
+		    strcmp(a->calls[i].request_id, request_id) == 0)) {
 			c = &a->calls[i];
 			break;
 		}

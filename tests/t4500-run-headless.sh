@@ -143,6 +143,28 @@ test_expect_success BWRAP '--ask stdin takes the answer from standard input' '
 	tail -n 1 out | grep "\"reason\":\"done\""
 '
 
+test_expect_success BWRAP '--ask stdin: two questions of one reply, one answer each' '
+	cat >two.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [
+	    { "name": "write_file", "arguments": { "path": "one.txt", "content": "1\n" } },
+	    { "name": "write_file", "arguments": { "path": "two.txt", "content": "2\n" } } ] },
+	  { "text": "done", "tool_calls": [] } ] }
+	EOF
+	printf "y\nn\n" | timeout 60 holt run -s two --mode manual \
+		--model script:two.json --ask stdin --headless "write" >out 2>err &&
+	! grep "already decided" err &&
+	events_of out approval.decided >decided &&
+	test_line_count = 2 decided &&
+	sed -n 1p decided | grep "\"decision\":\"allow\"" &&
+	sed -n 2p decided | grep "\"decision\":\"deny\"" &&
+	ws=$(sed -n "s/.*\"sandbox\":[[:space:]]*\"\(sbx-[0-9a-f]*\)\".*/\1/p" \
+		"$HOLT_HOME/data/sessions/two/session.json") &&
+	test -f "$HOLT_HOME/data/sandboxes/$ws/workspace/one.txt" &&
+	! test -e "$HOLT_HOME/data/sandboxes/$ws/workspace/two.txt" &&
+	tail -n 1 out | grep "\"reason\":\"done\""
+'
+
 test_expect_success BWRAP 'edit_file changes nothing when old_string is missing or not unique' '
 	cat >edit.json <<-\EOF &&
 	{ "turns": [
