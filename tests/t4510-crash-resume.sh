@@ -55,7 +55,8 @@ for delay in 0.05 0.15 0.25 0.35 0.45 0.55 0.65 0.75 0.85 0.95 \
 		 echo \$! >pid) &&
 		sleep $delay &&
 		test_might_fail kill -9 \$(cat pid) 2>/dev/null &&
-		sleep 0.1 &&
+		# Dead, its lock released (a loaded machine takes its time).
+		test_wait_for 100 \"! kill -0 \$(cat pid)\" &&
 		if ! test -f \"$HOLT_HOME/data/sessions/c$i/session.json\"; then
 			# killed before the session existed: nothing to resume
 			rm -rf \"$HOLT_HOME/data/sessions/c$i\"
