@@ -13,7 +13,7 @@
 test_expect_success BWRAP '16 sessions x 3 clients with an output flood' '
 	cat >flood.json <<-\EOF &&
 	{ "turns": [
-	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "timeout 20 yes holt-flood-line; echo END" } } ] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "timeout 40 yes holt-flood-line; echo END" } } ] },
 	  { "expect": { "last_tool_result_contains": "END" }, "text": "done", "tool_calls": [] } ] }
 	EOF
 	holt ls >/dev/null &&
