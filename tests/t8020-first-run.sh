@@ -28,7 +28,8 @@ test_expect_success BWRAP 'in a repository: a session for it is made, then found
 	echo "{ \"turns\": [ { \"text\": \"hi\", \"tool_calls\": [] } ] }" >s.json &&
 	echo "model = script:$TRASH_DIRECTORY/s.json" >"$HOLT_HOME/config/holt.conf" &&
 	# Not a terminal: the plain viewer, which follows until stopped.
-	(cd proj && timeout 3 "$HOLT_BUILD_DIR/holt" -L $HOLT_SOCKET </dev/null >../out1 2>&1;
+	# The first sandbox of a HOLT_HOME also makes the host image.
+	(cd proj && timeout 10 "$HOLT_BUILD_DIR/holt" -L $HOLT_SOCKET </dev/null >../out1 2>&1;
 	 test $? = 124) &&
 	holt ls >ls && grep "^proj " ls &&
 	(cd proj && timeout 3 "$HOLT_BUILD_DIR/holt" -L $HOLT_SOCKET </dev/null >../out2 2>&1;
