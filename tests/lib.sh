@@ -215,6 +215,23 @@ $test_cleanups"
 	fi
 }
 
+# test_sandbox_cleanup: every sandbox of this script is removed when it
+# ends. test_sandbox_script: the same, for a script that needs bubblewrap
+# for all its tests (skipped whole without it).
+test_sandbox_cleanup() {
+	test_when_finished 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
+		holt sandbox rm "${d##*/}"; done'
+}
+
+test_sandbox_script() {
+	if ! command -v bwrap >/dev/null; then
+		echo "1..0 # SKIP bubblewrap (bwrap) is not installed"
+		exit 0
+	fi
+	test_sandbox_cleanup
+}
+
+
 # test_might_fail command...: success or failure are both fine (an attack
 # that may be refused either way), death by a signal is not.
 test_might_fail() {

@@ -2,13 +2,7 @@
 # holt sandbox: create, ls, exec, put/get, errors. Real bubblewrap sandboxes.
 . "$(dirname "$0")/lib.sh"
 
-if ! command -v bwrap >/dev/null; then
-	echo "1..0 # SKIP bubblewrap (bwrap) is not installed"
-	exit 0
-fi
-
-test_when_finished 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
-	holt sandbox rm "${d##*/}"; done'
+test_sandbox_script
 
 test_expect_success 'every subcommand answers --help' '
 	for s in create ls exec sh put get pause resume stop start rm \

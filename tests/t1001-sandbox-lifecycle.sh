@@ -3,13 +3,7 @@
 # and that stop/rm leave no process behind.
 . "$(dirname "$0")/lib.sh"
 
-if ! command -v bwrap >/dev/null; then
-	echo "1..0 # SKIP bubblewrap (bwrap) is not installed"
-	exit 0
-fi
-
-test_when_finished 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
-	holt sandbox rm "${d##*/}"; done'
+test_sandbox_script
 
 # Host pids whose command line holds the marker $1 (letters, digits, '-').
 # The first letter is bracketed so that grep does not find itself.

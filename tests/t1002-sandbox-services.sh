@@ -3,13 +3,7 @@
 # --net off service reachable from the host only through forward.
 . "$(dirname "$0")/lib.sh"
 
-if ! command -v bwrap >/dev/null; then
-	echo "1..0 # SKIP bubblewrap (bwrap) is not installed"
-	exit 0
-fi
-
-test_when_finished 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
-	holt sandbox rm "${d##*/}"; done'
+test_sandbox_script
 
 # GET http://127.0.0.1:$1/$2, print the body; fails when nothing answers.
 http_get() {

@@ -13,8 +13,7 @@ if ! command -v python3 >/dev/null; then
 	exit 0
 fi
 
-test_when_finished 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
-	holt sandbox rm "${d##*/}"; done'
+test_sandbox_cleanup
 
 ET="python3 $TEST_DIRECTORY/envd-tool"
 

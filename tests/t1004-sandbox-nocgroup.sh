@@ -11,8 +11,7 @@ fi
 
 HOLT_SANDBOX_CGROUPS=0
 export HOLT_SANDBOX_CGROUPS
-test_when_finished 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
-	holt sandbox rm "${d##*/}"; done'
+test_sandbox_cleanup
 
 test_expect_success 'create without cgroups' '
 	holt sandbox create --name nocg --memory 256M >id &&

@@ -10,8 +10,7 @@ fi
 
 T="tmux -L holt-t1005-$$ -f /dev/null"
 test_when_finished "$T kill-server"
-test_when_finished 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
-	holt sandbox rm "${d##*/}"; done'
+test_sandbox_cleanup
 
 screen() {
 	$T capture-pane -p -t s

@@ -13,8 +13,7 @@ if ! test_have_prereq ROOT,BWRAP || ! command -v dpkg-deb >/dev/null ||
 	exit 0
 fi
 
-test_when_finished 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
-	holt sandbox rm "${d##*/}"; done'
+test_sandbox_cleanup
 
 sbx_dir() {
 	echo "$HOLT_HOME/data/sandboxes/$1"

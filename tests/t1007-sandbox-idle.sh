@@ -9,8 +9,7 @@ if ! test_have_prereq BWRAP,SYSPYTHON; then
 	exit 0
 fi
 
-test_when_finished 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
-	holt sandbox rm "${d##*/}"; done'
+test_sandbox_cleanup
 
 state() {
 	holt sandbox ls | awk -v n="$1" '$2 == n { print $3 }'

@@ -6,13 +6,7 @@
 # across a kill -9 in the middle of a restore.
 . "$(dirname "$0")/lib.sh"
 
-if ! command -v bwrap >/dev/null; then
-	echo "1..0 # SKIP bubblewrap (bwrap) is not installed"
-	exit 0
-fi
-
-test_when_finished 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
-	holt sandbox rm "${d##*/}"; done'
+test_sandbox_script
 
 # Everything a checkpoint must keep, as text: type, mode, size, link
 # target, link count, content hash, and which names share an inode.

@@ -12,8 +12,7 @@ if ! test_have_prereq BWRAP,SYSPYTHON || ! command -v curl >/dev/null; then
 	exit 0
 fi
 
-test_when_finished 'for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
-	holt sandbox rm "${d##*/}"; done'
+test_sandbox_cleanup
 
 # A web server on the host's loopback, serving this directory.
 mkdir -p www/repo &&
