@@ -55,7 +55,7 @@
 static const char history_types[] = "user.message assistant.message "
     "tool.call approval.needed approval.decided tool.started tool.running "
     "tool.finished run.finished session.created context.compacted "
-    "checkpoint.taken session.rewound session.forked";
+    "conversation.cleared checkpoint.taken session.rewound session.forked";
 
 struct call {
 	char		*id;
@@ -235,10 +235,8 @@ agent_history_apply(struct agent *a, const cJSON *ev)
 
 	session_history_apply(a->history, ev);
 	context_forget(a->cx);
-	cJSON_ArrayForEach(h, a->history) {
-		if (strcmp(json_str(h, "type"), "context.compacted") == 0)
-			context_apply(a->cx, h);
-	}
+	cJSON_ArrayForEach(h, a->history)
+		context_apply(a->cx, h);	/* its compactions and clears */
 }
 
 /* A logged event: into the conversation, and on to the clients. */
@@ -250,8 +248,10 @@ agent_pass_on(struct agent *a, cJSON *ev)
 	if (type != NULL && (strcmp(type, "session.rewound") == 0 ||
 	    strcmp(type, "session.forked") == 0))
 		agent_history_apply(a, ev);
-	else if (type != NULL && history_type(type))
+	else if (type != NULL && history_type(type)) {
 		cJSON_AddItemToArray(a->history, cJSON_Duplicate(ev, 1));
+		context_apply(a->cx, ev);	/* a clear or a compaction */
+	}
 	if (a->cb.event != NULL)
 		a->cb.event(a->arg, ev);
 	cJSON_Delete(ev);
@@ -1780,6 +1780,30 @@ agent_compact_now(struct agent *a, const char *focus, char **cause)
 	return 0;
 }
 
+int
+agent_clear(struct agent *a, const char *by, char **cause)
+{
+	cJSON	*ev, *msgs, *tools;
+
+	if (a->run_active || a->compacting) {
+		*cause = xprintf("session '%s': the agent is working; interrupt "
+		    "it (Esc) before a new conversation", a->name);
+		return -1;
+	}
+	ev = evlog_new("conversation.cleared");
+	cJSON_AddStringToObject(ev, "by", by != NULL ? by : "user");
+	if (agent_emit_asked(a, ev, cause) != 0)
+		return -1;
+	a->compact_pending = 0;
+	msgs = agent_messages(a);
+	tools = tools_schema();
+	a->cx_tokens = context_tokens(a->cx, msgs, tools);
+	cJSON_Delete(msgs);
+	cJSON_Delete(tools);
+	agent_set_state(a, AGENT_IDLE);
+	return 0;
+}
+
 static void
 agent_run_begin(struct agent *a)
 {
@@ -2035,8 +2059,7 @@ agent_open_event(void *arg, cJSON *ev)
 		cJSON_Delete(ev);
 	} else if (history_type(type)) {
 		cJSON_AddItemToArray(a->history, ev);
-		if (strcmp(type, "context.compacted") == 0)
-			context_apply(a->cx, ev);
+		context_apply(a->cx, ev);
 	} else
 		cJSON_Delete(ev);
 }

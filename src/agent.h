@@ -113,6 +113,11 @@ int	 agent_set_model(struct agent *, const char *spec, const char *by,
  */
 int	 agent_compact_now(struct agent *, const char *focus, char **cause);
 /*
+ * /clear: a new conversation in the same sandbox (conversation.cleared);
+ * nothing before it is sent to the model again. Refused mid-run.
+ */
+int	 agent_clear(struct agent *, const char *by, char **cause);
+/*
  * Put the files (files) and the conversation (conversation) back to what
  * they were before step (DESIGN 15); the session must not be working.
  * id (or NULL) names the request: one already done is not done again.

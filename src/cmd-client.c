@@ -150,6 +150,9 @@ cmd_format_event_raw(const cJSON *ev, struct buf *b)
 		    json_num(ev, "tokens_after", 0),
 		    json_num(ev, "through_seq", 0),
 		    json_str(ev, "fallback") != NULL ? " (no summary)" : "");
+	else if (strcmp(type, "conversation.cleared") == 0)
+		buf_addf(b, "new conversation (cleared by %s); the model sees "
+		    "nothing above\n", json_str(ev, "by"));
 	else if (strcmp(type, "model.changed") == 0)
 		buf_addf(b, "model %s (was %s), window %.0f tokens\n",
 		    json_str(ev, "model"), json_str(ev, "previous"),

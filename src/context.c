@@ -24,6 +24,7 @@ struct context {
 	char		*summary;
 	uint64_t	 through;	/* summary covers events up to here */
 	uint64_t	 trim;		/* tool results up to here are cut */
+	uint64_t	 start;		/* the conversation begins after this */
 	char		*instructions;
 };
 
@@ -116,12 +117,29 @@ context_compact_at(struct context *cx)
 	return cx->compact_at;
 }
 
+static uint64_t
+context_seq(const cJSON *ev)
+{
+	return (uint64_t)json_num(ev, "seq", 0);
+}
+
 void
 context_apply(struct context *cx, const cJSON *ev)
 {
-	const char	*s = json_str(ev, "summary");
+	const char	*type = json_str(ev, "type"), *s;
 	uint64_t	 through, trim;
 
+	if (type != NULL && strcmp(type, "conversation.cleared") == 0) {
+		/* A new conversation: nothing before it is sent again. */
+		free(cx->summary);
+		cx->summary = NULL;
+		cx->start = context_seq(ev);
+		cx->through = cx->trim = cx->start;
+		return;
+	}
+	if (type == NULL || strcmp(type, "context.compacted") != 0)
+		return;
+	s = json_str(ev, "summary");
 	through = (uint64_t)json_num(ev, "through_seq", 0);
 	trim = (uint64_t)json_num(ev, "trimmed_through", 0);
 	if (s != NULL && through > cx->through) {
@@ -146,7 +164,7 @@ context_forget(struct context *cx)
 {
 	free(cx->summary);
 	cx->summary = NULL;
-	cx->through = cx->trim = 0;
+	cx->through = cx->trim = cx->start = 0;
 }
 
 uint64_t
@@ -166,12 +184,6 @@ context_set_instructions(struct context *cx, const char *text)
 {
 	free(cx->instructions);
 	cx->instructions = text != NULL && *text != '\0' ? xstrdup(text) : NULL;
-}
-
-static uint64_t
-context_seq(const cJSON *ev)
-{
-	return (uint64_t)json_num(ev, "seq", 0);
 }
 
 static cJSON *
@@ -215,7 +227,8 @@ context_messages(struct context *cx, const cJSON *history, const char *system,
 		cJSON_ArrayForEach(ev, history) {
 			if (context_seq(ev) > cx->through)
 				break;
-			if (strcmp(json_str(ev, "type"), "user.message") == 0)
+			if (context_seq(ev) > cx->start &&
+			    strcmp(json_str(ev, "type"), "user.message") == 0)
 				context_add(msgs, "user", json_str(ev, "text"));
 		}
 		s = xprintf("%s%s", context_summary_intro, cx->summary);
@@ -231,8 +244,8 @@ context_messages(struct context *cx, const cJSON *history, const char *system,
 	outstanding = cJSON_CreateObject();	/* call id -> tool name */
 	cJSON_ArrayForEach(ev, history) {
 		seq = context_seq(ev);
-		if (cx->summary != NULL && seq <= cx->through)
-			continue;
+		if (seq <= cx->through)
+			continue;	/* summarized, or before a /clear */
 		if (until != 0 && seq >= until)
 			break;
 		type = json_str(ev, "type");

@@ -926,7 +926,7 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 	    strcmp(type, "interrupt") != 0 && strcmp(type, "mode") != 0 &&
 	    strcmp(type, "state") != 0 && strcmp(type, "compact") != 0 &&
 	    strcmp(type, "model") != 0 && strcmp(type, "rewind") != 0 &&
-	    strcmp(type, "rules") != 0) {
+	    strcmp(type, "rules") != 0 && strcmp(type, "clear") != 0) {
 		srv_client_drop(c, "an unknown request type");
 		return;
 	}
@@ -1011,6 +1011,9 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 	} else if (strcmp(type, "compact") == 0) {
 		if (agent_compact_now(s->agent, json_str(req, "focus"),
 		    &cause) != 0)
+			goto fail;
+	} else if (strcmp(type, "clear") == 0) {
+		if (agent_clear(s->agent, by, &cause) != 0)
 			goto fail;
 	} else if (strcmp(type, "model") == 0) {
 		if (agent_set_model(s->agent, json_str(req, "model"), by,

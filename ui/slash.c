@@ -74,6 +74,19 @@ slash_compact_exec(struct tui *t, const char *args, char **cause)
 }
 
 static int
+slash_clear_exec(struct tui *t, const char *args, char **cause)
+{
+	if (*args != '\0') {
+		*cause = xprintf("/clear takes no argument");
+		return -1;
+	}
+	if (tui_session_request(t, "clear", NULL, NULL, cause) != 0)
+		return -1;
+	tui_flash(t, "a new conversation: the sandbox and its files are kept");
+	return 0;
+}
+
+static int
 slash_cost_exec(struct tui *t, const char *args, char **cause)
 {
 	const cJSON	*st = tui_state(t);
@@ -235,6 +248,8 @@ slash_rules_show(struct tui *t, const cJSON *rules)
 }
 
 static const struct slash_cmd slash_table[] = {
+	{ "clear", "", "a new conversation in the same sandbox",
+	    slash_clear_exec },
 	{ "compact", "[FOCUS]", "summarize the conversation now",
 	    slash_compact_exec },
 	{ "cost", "", "tokens, cached tokens and cost of the run and session",

@@ -1125,6 +1125,11 @@ view_agent_event(struct pane *p, const cJSON *ev, int live)
 		    json_num(ev, "tokens_after", 0),
 		    json_str(ev, "fallback") != NULL ? ", without a summary" :
 		    "");
+	} else if (strcmp(type, "conversation.cleared") == 0) {
+		it = agent_add(a, IT_INFO);
+		buf_addf(&it->text, "— new conversation (/clear by %s): the model "
+		    "no longer sees what is above; the sandbox and its files are "
+		    "kept", (s = json_str(ev, "by")) ? s : "?");
 	} else if (strcmp(type, "model.changed") == 0) {
 		it = agent_add(a, IT_INFO);
 		buf_addf(&it->text, "— model: %s", (s = json_str(ev, "model")) ?
