@@ -160,10 +160,15 @@ api_create(struct e2b_server *srv, struct evhttp_request *req)
 		    E2B_MAX_TIMEOUT_S);
 		goto out;
 	}
-	/* holt.conf's memory and pids; the network as E2B has it: the
-	 * internet unless allow_internet_access is false. */
+	/* holt.conf's memory, pids and network (by default the policy's
+	 * proxy, never more than holt gives its own sandboxes):
+	 * allow_internet_access false is no network, true at least the
+	 * proxy. */
 	sandbox_opts_config(&o);
-	o.net = cJSON_IsFalse(net) ? SANDBOX_NET_OFF : SANDBOX_NET_ON;
+	if (cJSON_IsFalse(net))
+		o.net = SANDBOX_NET_OFF;
+	else if (cJSON_IsTrue(net) && o.net == SANDBOX_NET_OFF)
+		o.net = SANDBOX_NET_POLICY;
 	if ((sb = sandbox_create(&o, &cause)) == NULL) {
 		e2b_reply_error(req, 500, "sandbox: %s", cause);
 		free(cause);
