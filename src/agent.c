@@ -1887,6 +1887,7 @@ agent_envd(struct agent *a, char **cause)
 			return -1;
 		break;
 	case SANDBOX_RUNNING:
+	case SANDBOX_UNREACHABLE:	/* connect says why */
 		break;
 	}
 	if ((fd = sandbox_connect(a->sbx, cause)) == -1)

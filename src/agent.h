@@ -49,6 +49,7 @@ struct session_new {
 	const char	*base_url;
 	const char	*mode;
 	const char	*net;
+	const char	*provider;	/* NULL: holt.conf's */
 	const char	*test_command;
 	int		 steps;
 	const char	*task;		/* first user message, or NULL */
@@ -60,7 +61,7 @@ struct session_new {
 /*
  * The options holt new and holt run share: -s, --repo (r), --branch (B),
  * --depth (D), --model (m), --base-url (u), --mode (M), --test-command (T),
- * --net (N), --steps (n). 1 taken, 0 not one of them, -1 bad value.
+ * --net (N), --provider (P), --steps (n). 1 taken, 0 not one of them, -1 bad value.
  */
 int	 session_new_option(struct session_new *, int ch, const char *arg,
 	     char **cause);

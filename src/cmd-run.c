@@ -166,7 +166,8 @@ static const char run_usage_text[] =
     "usage: holt run [-s NAME] [--repo PATH|URL] [--branch B] [--depth N]\n"
     "                [--model M] [--base-url URL] [--mode manual|auto|strict|trust]\n"
     "                [--ask deny|stdin] [--steps N] [--test-command CMD]\n"
-    "                [--net off|on|policy] --headless TASK...\n"
+    "                [--net off|on|policy] [--provider P] --headless "
+    "TASK...\n"
     "       holt run --resume NAME [--headless] [--ask deny|stdin] [TASK...]\n"
     "\n"
     "Run the agent without a screen: events as JSON lines on standard output,\n"
@@ -187,6 +188,7 @@ cmd_run_exec(int argc, char **argv)
 		{ "steps", required_argument, NULL, 'n' },
 		{ "test-command", required_argument, NULL, 'T' },
 		{ "net", required_argument, NULL, 'N' },
+		{ "provider", required_argument, NULL, 'P' },
 		{ "headless", no_argument, NULL, 'H' },
 		{ "resume", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
@@ -252,7 +254,8 @@ cmd_run_exec(int argc, char **argv)
 	secret_init();
 	if (resume != NULL && (sn.repo != NULL || sn.branch != NULL ||
 	    sn.depth != 0 || sn.model != NULL || sn.base_url != NULL ||
-	    sn.net != NULL || sn.test_command != NULL || sn.name != NULL)) {
+	    sn.net != NULL || sn.test_command != NULL || sn.name != NULL ||
+	    sn.provider != NULL)) {
 		/* Said rather than ignored: they shape a new session only. */
 		utf8_vis_print(stderr, 0, "holt run: session '%s': --resume "
 		    "keeps the session's repository, model, base URL, network "

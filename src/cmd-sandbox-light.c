@@ -114,9 +114,9 @@ static const struct {
 } subs[] = {
 	{ "create", "[--name NAME] [--net off|on|policy] [--memory SIZE] "
 	  "[--pids N] "
-	  "[--image host|PATH] [--idle-pause DURATION]",
+	  "[--image host|PATH] [--idle-pause DURATION] [--provider P]",
 	  "create and start a sandbox, print its id" },
-	{ "ls", "[--json]", "list sandboxes" },
+	{ "ls", "[--json] [--provider P]", "list sandboxes (of provider P)" },
 	{ "exec", "ID [--timeout S] [--cwd DIR] [--env K=V]... [--tty] -- CMD "
 	  "[ARG...]", "run a command, exit with its status" },
 	{ "sh", "ID", "an interactive shell in the sandbox" },
@@ -294,10 +294,10 @@ pauses_text(struct sandbox *sb, char *out, size_t len, uint64_t *at)
 static int
 sub_ls(int argc, char **argv)
 {
-	static const struct opt opts[] = { { "json", 0 } };
+	static const struct opt opts[] = { { "json", 0 }, { "provider", 1 } };
 	struct args	  a;
 	struct sandbox	**list;
-	size_t		  n, i;
+	size_t		  n, i, j;
 	cJSON		 *arr, *o;
 	char		  disk[32], used[32], created[32], pauses[32], *s, *ws;
 	uint64_t	  du, at;
@@ -307,6 +307,15 @@ sub_ls(int argc, char **argv)
 	    a.ncmd != 0)
 		return bad_usage("ls");
 	list = sandbox_list(&n);
+	/* --provider ssh:host: that host's only ("local" is plain local). */
+	for (i = j = 0; i < n; i++) {
+		if (a.val[1] == NULL ||
+		    strcmp(sandbox_provider_spec(list[i]), a.val[1]) == 0)
+			list[j++] = list[i];
+		else
+			sandbox_free(list[i]);
+	}
+	n = j;
 	if (a.val[0] != NULL) {
 		arr = cJSON_CreateArray();
 		for (i = 0; i < n; i++) {
@@ -314,6 +323,8 @@ sub_ls(int argc, char **argv)
 			cJSON_AddStringToObject(o, "id", sandbox_id(list[i]));
 			cJSON_AddStringToObject(o, "name",
 			    sandbox_name(list[i]));
+			cJSON_AddStringToObject(o, "provider",
+			    sandbox_provider_spec(list[i]));
 			cJSON_AddStringToObject(o, "state", sandbox_state_name(
 			    sandbox_state(list[i])));
 			cJSON_AddStringToObject(o, "created",
@@ -348,8 +359,9 @@ sub_ls(int argc, char **argv)
 		cJSON_free(s);
 		cJSON_Delete(arr);
 	} else {
-		printf("%-16s  %-16s  %-7s  %-20s  %-20s  %-6s  %s\n", "ID",
-		    "NAME", "STATE", "CREATED", "LAST USED", "DISK", "PAUSES");
+		printf("%-16s  %-16s  %-7s  %-20s  %-20s  %-6s  %-8s  %s\n",
+		    "ID", "NAME", "STATE", "CREATED", "LAST USED", "DISK",
+		    "PROVIDER", "PAUSES");
 		for (i = 0; i < n; i++) {
 			du = file_du(sandbox_dir(list[i]));
 			human_size(du, disk, sizeof disk);
@@ -359,10 +371,11 @@ sub_ls(int argc, char **argv)
 			snprintf(created, sizeof created, "%.19sZ", c);
 			pauses_text(list[i], pauses, sizeof pauses, &at);
 			utf8_vis_print(stdout, 0,
-			    "%-16s  %-16s  %-7s  %-20s  %-20s  %-6s  %s",
+			    "%-16s  %-16s  %-7s  %-20s  %-20s  %-6s  %-8s  %s",
 			    sandbox_id(list[i]), *sandbox_name(list[i]) != '\0' ?
 			    sandbox_name(list[i]) : "-", sandbox_state_name(
-			    sandbox_state(list[i])), created, used, disk, pauses);
+			    sandbox_state(list[i])), created, used, disk,
+			    sandbox_provider_spec(list[i]), pauses);
 			putchar('\n');
 		}
 	}

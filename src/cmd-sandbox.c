@@ -13,6 +13,7 @@
 
 #include "checkpoint.h"
 #include "sandbox.h"
+#include "sandbox-provider.h"
 #include "cmd-sandbox.h"
 #include "ui.h"
 
@@ -53,11 +54,12 @@ sub_create(int argc, char **argv)
 {
 	static const struct opt opts[] = { { "name", 1 }, { "net", 1 },
 	    { "memory", 1 }, { "pids", 1 }, { "image", 1 },
-	    { "idle-pause", 1 } };
+	    { "idle-pause", 1 }, { "provider", 1 } };
 	struct args		 a;
 	struct sandbox_opts	 o;
 	struct sandbox		*sb;
 	char			*cause, *end, *image = NULL;
+	const char		*arg;
 	long			 n;
 	struct stat		 st;
 
@@ -66,6 +68,13 @@ sub_create(int argc, char **argv)
 		return bad_usage("create");
 	sandbox_opts_config(&o);	/* then the flags, as for a session */
 	o.name = a.val[0];
+	o.provider = a.val[6];
+	if (o.provider != NULL &&
+	    sandbox_provider_parse(o.provider, &arg, &cause) == NULL) {
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: --%s\n", cause);
+		free(cause);
+		return EXIT_USAGE;
+	}
 	if (a.val[1] != NULL && sandbox_net_parse(a.val[1], &o.net) != 0) {
 		fprintf(stderr, "holt: --net '%s': use off, on or policy\n",
 		    a.val[1]);

@@ -375,6 +375,7 @@ cmd_new_exec(int argc, char **argv)
 		{ "base-url", required_argument, NULL, 'u' },
 		{ "mode", required_argument, NULL, 'M' },
 		{ "net", required_argument, NULL, 'N' },
+		{ "provider", required_argument, NULL, 'P' },
 		{ "steps", required_argument, NULL, 'S' },
 		{ "test-command", required_argument, NULL, 'T' },
 		{ "fork-of", required_argument, NULL, 'f' },
@@ -416,7 +417,8 @@ cmd_new_exec(int argc, char **argv)
 			printf("usage: holt new [-d] [-s NAME] [--repo PATH|URL] "
 			    "[--branch B] [--depth N]\n                [--model M] "
 			    "[--base-url URL] [--mode manual|auto|strict|trust]\n"
-			    "                [--net off|on|policy] [--steps N] "
+			    "                [--net off|on|policy] [--provider P] "
+			    "[--steps N] "
 			    "[--test-command CMD] [TASK...]\n       holt new "
 			    "--fork-of NAME [-n K] [-s NAME] TASK...\n\nStart "
 			    "a session "

@@ -45,6 +45,7 @@ static const struct config_opt config_opts[] = {
 	{ "net", CT_ENUM, "policy", "off|on|policy", "sandbox network" },
 	{ "memory", CT_SIZE, "2G", NULL, "sandbox memory limit" },
 	{ "pids", CT_NUM, "512", NULL, "sandbox process limit" },
+	{ "provider", CT_STR, "local", NULL, "where new sandboxes run (local)" },
 	{ "idle_pause", CT_STR, "30m", NULL, "pause a sandbox idle that long (0: never)" },
 	{ "command_timeout", CT_NUM, "600", NULL, "seconds a command may run" },
 	{ "checkpoint_max", CT_SIZE, "2G", NULL, "disk a sandbox's checkpoints may use (0: no bound)" },

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "holt.h"
+#include "sandbox-provider.h"
 
 extern const struct cmd_entry cmd_ls_entry, cmd_send_entry, cmd_approve_entry,
     cmd_interrupt_entry, cmd_compact_entry, cmd_log_entry,
@@ -39,6 +40,17 @@ static const struct cmd_entry *light_table[] = {
 /* holt.c's table is not linked here; cmd.c needs one to exist. */
 const struct cmd_entry *cmd_table[] = { NULL };
 
+/*
+ * Nor are the providers (sandbox-provider.c): only the local one's light
+ * half. A sandbox on another is holt-full's (light_foreign).
+ */
+const struct sandbox_provider *const sandbox_providers[] = {
+	&sandbox_local_light,
+	NULL
+};
+
+static char	**light_argv;
+
 static void
 exec_full(char **argv)
 {
@@ -49,6 +61,14 @@ exec_full(char **argv)
 		    "reinstall holt", HOLT_LIBEXECDIR);
 	execv(full, argv);
 	fatal("%s", full);
+}
+
+static void
+light_foreign(const char *spec)
+{
+	(void)spec;
+	fflush(stdout);
+	exec_full(light_argv);
 }
 
 int
@@ -62,6 +82,8 @@ main(int argc, char **argv)
 	 * Only the character type (UTF-8 widths): loading every category
 	 * costs a dozen files on each start, and numbers stay "1.5".
 	 */
+	light_argv = argv;
+	sandbox_foreign = light_foreign;
 	setlocale(LC_CTYPE, "");
 	signal(SIGPIPE, SIG_IGN);
 	opterr = 0;	/* holt-full says what is wrong */

@@ -16,6 +16,7 @@
 #include "checkpoint.h"
 #include "sandbox.h"
 #include "sandbox-local.h"
+#include "sandbox-provider.h"
 
 int
 sandbox_checkpoint(struct sandbox *sb, struct checkpoint_info *ci,
@@ -25,6 +26,8 @@ sandbox_checkpoint(struct sandbox *sb, struct checkpoint_info *ci,
 	char			*why = NULL;
 	int			 rc;
 
+	if (!sandbox_is_local(sb, "checkpoint", cause))
+		return -1;
 	if ((st = checkpoint_store_open(sb->dir, cause)) == NULL)
 		return -1;
 	rc = checkpoint_take(st, ci, cause);
@@ -82,6 +85,8 @@ sandbox_restore(struct sandbox *sb, long long id, const char *tag,
 	struct checkpoint_store	*st;
 	int			 rc;
 
+	if (!sandbox_is_local(sb, "restore", cause))
+		return -1;
 	if ((st = checkpoint_store_open(sb->dir, cause)) == NULL)
 		return -1;
 	rc = sandbox_restore_locked(sb, st, id, tag, record, arg, cause);
@@ -98,6 +103,8 @@ sandbox_recover(struct sandbox *sb, int (*record)(void *, const char *,
 	long long		 id;
 	int			 rc = 0;
 
+	if (sb->prov != &sandbox_local_provider)
+		return 0;	/* no restore of its files is ever pending here */
 	if ((st = checkpoint_store_open(sb->dir, cause)) == NULL)
 		return -1;
 	if ((tag = checkpoint_pending(st, &id)) != NULL) {
@@ -169,6 +176,8 @@ sandbox_fork(struct sandbox *src, long long at, const char *name,
 	struct sandbox_opts	 o;
 	struct fork_fill	 ff;
 
+	if (!sandbox_is_local(src, "fork", cause))
+		return NULL;
 	memset(&o, 0, sizeof o);
 	o.name = name;
 	o.net = src->net;

@@ -15,6 +15,7 @@
 
 #include "sandbox.h"
 #include "sandbox-local.h"
+#include "sandbox-provider.h"
 
 static void
 sandbox_new_id(char *id, size_t len)
@@ -42,52 +43,20 @@ sandbox_opts_config(struct sandbox_opts *o)
 		o->idle_pause_ms = 30 * 60 * 1000;
 }
 
-struct sandbox *
-sandbox_create(const struct sandbox_opts *o, char **cause)
+/*
+ * The local provider's side of a new sandbox: workspace/, home/ and run/
+ * in its directory, and a host uid of its own when we are root.
+ */
+int
+sandbox_local_create(const char *dir, cJSON *meta,
+    const struct sandbox_opts *o, char **cause)
 {
-	struct sandbox	**list, *sb;
-	char		  id[32], *dir, *path, *now, *json;
-	size_t		  n, i;
-	int		  fd, dfd, rc;
-	cJSON		 *meta, *limits;
-	const char	 *subs[] = { "workspace", "home", "run", "run/envd" };
-	uid_t		  host_uid = 0;
+	const char	*subs[] = { "workspace", "home", "run", "run/envd" };
+	const char	*id = json_str(meta, "id");
+	char		*path;
+	uid_t		 host_uid = 0;
+	size_t		 i;
 
-	if (o->name != NULL) {
-		if (!sandbox_name_ok(o->name)) {
-			*cause = xprintf("name '%s': use letters, digits, '-', "
-			    "'_' and '.' (at most 64, not starting with sbx-)",
-			    o->name);
-			return NULL;
-		}
-		list = sandbox_list(&n);
-		for (i = 0; i < n; i++) {
-			if (strcmp(list[i]->name, o->name) == 0) {
-				*cause = xprintf("name '%s': already used by "
-				    "sandbox '%s'", o->name, list[i]->id);
-				sandbox_list_free(list, n);
-				return NULL;
-			}
-		}
-		sandbox_list_free(list, n);
-	}
-	if (file_mkdir_p(paths_sandboxes_dir(), 0700) != 0) {
-		*cause = xprintf("%s: %s", paths_sandboxes_dir(),
-		    strerror(errno));
-		return NULL;
-	}
-	do {
-		sandbox_new_id(id, sizeof id);
-		dir = paths_join(paths_sandboxes_dir(), id);
-		if (mkdir(dir, 0700) == 0)
-			break;
-		if (errno != EEXIST) {
-			*cause = xprintf("%s: %s", dir, strerror(errno));
-			free(dir);
-			return NULL;
-		}
-		free(dir);
-	} while (1);
 	/*
 	 * Root: the sandbox's processes are host uids of their own, which
 	 * own what they may write (sandbox_uid_pick), and its system
@@ -101,9 +70,7 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 		else if (o->image != NULL) {
 			*cause = xprintf("--image %s: this system gives holt no "
 			    "user namespace to mount an image in", o->image);
-			file_rm_rf(dir);
-			free(dir);
-			return NULL;
+			return -1;
 		}
 		else if (o->pids > 0 && !sandbox_pids_cgroup())
 			log_warnx("--pids %d: not enforced (root, and neither a "
@@ -117,12 +84,98 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 		    chown(path, host_uid, (gid_t)host_uid) != 0)) {
 			*cause = xprintf("%s: %s", path, strerror(errno));
 			free(path);
-			file_rm_rf(dir);
-			free(dir);
-			return NULL;
+			return -1;
 		}
 		free(path);
 	}
+	if (host_uid != 0)
+		cJSON_AddNumberToObject(meta, "host_uid", (double)host_uid);
+	cJSON_AddStringToObject(meta, "image", o->image != NULL ? o->image :
+	    "host");
+	return 0;
+}
+
+/* holt.conf's provider, or local. */
+static const char *
+provider_spec(const struct sandbox_opts *o)
+{
+	const char	*spec = o->provider;
+
+	if (spec == NULL || *spec == '\0')
+		spec = config_get("provider");
+	return spec != NULL && *spec != '\0' ? spec : "local";
+}
+
+static int
+name_free(const char *name, char **cause)
+{
+	struct sandbox	**list;
+	size_t		  n, i;
+	int		  rc = 0;
+
+	if (!sandbox_name_ok(name)) {
+		*cause = xprintf("name '%s': use letters, digits, '-', '_' "
+		    "and '.' (at most 64, not starting with sbx-)", name);
+		return -1;
+	}
+	list = sandbox_list(&n);
+	for (i = 0; i < n && rc == 0; i++) {
+		if (strcmp(list[i]->name, name) == 0) {
+			*cause = xprintf("name '%s': already used by sandbox "
+			    "'%s'", name, list[i]->id);
+			rc = -1;
+		}
+	}
+	sandbox_list_free(list, n);
+	return rc;
+}
+
+/* A new directory data/sandboxes/<id>, with a new id. */
+static char *
+new_dir(char *id, size_t len, char **cause)
+{
+	char	*dir;
+
+	if (file_mkdir_p(paths_sandboxes_dir(), 0700) != 0) {
+		*cause = xprintf("%s: %s", paths_sandboxes_dir(),
+		    strerror(errno));
+		return NULL;
+	}
+	do {
+		sandbox_new_id(id, len);
+		dir = paths_join(paths_sandboxes_dir(), id);
+		if (mkdir(dir, 0700) == 0)
+			return dir;
+		if (errno != EEXIST) {
+			*cause = xprintf("%s: %s", dir, strerror(errno));
+			free(dir);
+			return NULL;
+		}
+		free(dir);
+	} while (1);
+}
+
+struct sandbox *
+sandbox_create(const struct sandbox_opts *o, char **cause)
+{
+	const struct sandbox_provider	*prov;
+	struct sandbox			*sb;
+	char				 id[32], *dir, *path, *now, *json;
+	const char			*spec = provider_spec(o), *arg;
+	int				 fd, dfd, rc;
+	cJSON				*meta, *limits;
+
+	if ((prov = sandbox_provider_parse(spec, &arg, cause)) == NULL)
+		return NULL;
+	if (o->fill != NULL && prov != &sandbox_local_provider) {
+		*cause = xprintf("provider '%s': cannot fork a sandbox onto "
+		    "it", spec);
+		return NULL;
+	}
+	if (o->name != NULL && name_free(o->name, cause) != 0)
+		return NULL;
+	if ((dir = new_dir(id, sizeof id, cause)) == NULL)
+		return NULL;
 
 	meta = cJSON_CreateObject();
 	cJSON_AddStringToObject(meta, "id", id);
@@ -130,22 +183,24 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 	now = json_time_now();
 	cJSON_AddStringToObject(meta, "created", now);
 	free(now);
-	cJSON_AddStringToObject(meta, "provider", "local");
+	cJSON_AddStringToObject(meta, "provider", spec);
 	cJSON_AddStringToObject(meta, "net", sandbox_net_name(o->net));
 	limits = cJSON_AddObjectToObject(meta, "limits");
 	cJSON_AddNumberToObject(limits, "memory", (double)o->memory);
 	cJSON_AddNumberToObject(limits, "pids", o->pids);
-	if (host_uid != 0)
-		cJSON_AddNumberToObject(meta, "host_uid", (double)host_uid);
-	cJSON_AddStringToObject(meta, "image", o->image != NULL ? o->image :
-	    "host");
 	cJSON_AddNumberToObject(meta, "idle_pause_ms", (double)o->idle_pause_ms);
 	if (o->forked_from != NULL)
 		cJSON_AddStringToObject(meta, "forked_from", o->forked_from);
+	if (prov->create(dir, meta, o, cause) != 0) {
+		cJSON_Delete(meta);
+		file_rm_rf(dir);
+		free(dir);
+		return NULL;
+	}
 	/*
 	 * meta.json is written now and made durable (fsync of the file and
-	 * the directory) while bubblewrap starts: the two overlap, and create
-	 * returns only once both are done.
+	 * the directory) while the sandbox starts: the two overlap, and
+	 * create returns only once both are done.
 	 */
 	path = paths_join(dir, "meta.json");
 	json = cJSON_Print(meta);
@@ -159,23 +214,18 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 			close(fd);
 		cJSON_free(json);
 		free(path);
-		file_rm_rf(dir);
-		free(dir);
-		return NULL;
+		goto undo;
 	}
 	cJSON_free(json);
 	free(path);
 	if (o->fill != NULL && o->fill(dir, o->fill_arg, cause) != 0) {
 		close(fd);
-		file_rm_rf(dir);
-		free(dir);
-		return NULL;
+		goto undo;
 	}
 
 	if ((sb = sandbox_load(id, cause)) == NULL) {
 		close(fd);
-		free(dir);
-		return NULL;
+		goto undo;
 	}
 	rc = sandbox_start(sb, cause);
 	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -188,7 +238,7 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 	if (rc != 0) {
 		/* A sandbox that never ran is not kept half-made. */
 		path = NULL;
-		sandbox_stop(sb, &path);
+		sandbox_rm(sb, &path);
 		free(path);
 		file_rm_rf(sb->dir);
 		sandbox_free(sb);
@@ -196,12 +246,26 @@ sandbox_create(const struct sandbox_opts *o, char **cause)
 	}
 	sandbox_touch(sb);
 	return sb;
+
+undo:
+	/* The provider's side too: a record is all sandbox_rm needs. */
+	if ((sb = sandbox_open_damaged(id, &path)) != NULL) {
+		char *why = NULL;
+		if (sb->prov->rm != NULL)
+			sb->prov->rm(sb, &why);
+		free(why);
+		sandbox_free(sb);
+	}
+	free(path);
+	file_rm_rf(dir);
+	free(dir);
+	return NULL;
 }
 
 int
 sandbox_rm(struct sandbox *sb, char **cause)
 {
-	if (sandbox_stop(sb, cause) != 0)
+	if (sb->prov->rm != NULL && sb->prov->rm(sb, cause) != 0)
 		return -1;
 	if (file_rm_rf(sb->dir) != 0) {
 		*cause = xprintf("%s: %s", sb->dir, strerror(errno));

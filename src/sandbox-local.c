@@ -38,6 +38,7 @@
 #include "client.h"
 #include "git.h"
 #include "sandbox.h"
+#include "sandbox-provider.h"
 #include "sandbox-local.h"
 #include "sandbox-mask.h"
 
@@ -1269,7 +1270,7 @@ start_locked(struct sandbox *sb, char **cause)
 	int	 s;
 	char	*path, *tail;
 
-	if (sandbox_state(sb) != SANDBOX_STOPPED)
+	if (sandbox_local_state(sb) != SANDBOX_STOPPED)
 		return 0;
 	/* Leftovers of a crash or a reboot: processes, cgroups, markers. */
 	if (stop_locked(sb, cause) != 0)
@@ -1397,10 +1398,11 @@ pause_locked(struct sandbox *sb, char **cause)
 	char		*path;
 	int		 rc;
 
-	switch (sandbox_state(sb)) {
+	switch (sandbox_local_state(sb)) {
 	case SANDBOX_PAUSED:
 		return 0;
 	case SANDBOX_STOPPED:
+	case SANDBOX_UNREACHABLE:	/* not a local sandbox's */
 		*cause = xprintf("sandbox '%s' is stopped", sb->id);
 		return -1;
 	case SANDBOX_RUNNING:
@@ -1440,10 +1442,11 @@ resume_locked(struct sandbox *sb, char **cause)
 	struct cgroups	 cg;
 	char		*path;
 
-	switch (sandbox_state(sb)) {
+	switch (sandbox_local_state(sb)) {
 	case SANDBOX_RUNNING:
 		return 0;
 	case SANDBOX_STOPPED:
+	case SANDBOX_UNREACHABLE:	/* not a local sandbox's */
 		*cause = xprintf("sandbox '%s' is stopped (holt sandbox start "
 		    "%s)", sb->id, sb->id);
 		return -1;
@@ -1504,7 +1507,7 @@ locked(struct sandbox *sb, int (*fn)(struct sandbox *, char **),
 static int
 reset_root_locked(struct sandbox *sb, char **cause)
 {
-	int	 was = sandbox_state(sb) != SANDBOX_STOPPED;
+	int	 was = sandbox_local_state(sb) != SANDBOX_STOPPED;
 
 	if (!sandbox_root_on(sb)) {
 		*cause = xprintf("sandbox '%s' has no root layer of its own "
@@ -1523,8 +1526,8 @@ reset_root_locked(struct sandbox *sb, char **cause)
  * kept ready has none and services run without one. O(processes on the
  * host), once per idle check.
  */
-int
-sandbox_busy(struct sandbox *sb)
+static int
+local_busy(struct sandbox *sb)
 {
 	DIR		*d;
 	struct dirent	*de;
@@ -1577,32 +1580,52 @@ sandbox_busy(struct sandbox *sb)
 	return busy;
 }
 
-int
-sandbox_reset_root(struct sandbox *sb, char **cause)
+static int
+local_reset_root(struct sandbox *sb, char **cause)
 {
 	return locked(sb, reset_root_locked, cause);
 }
 
-int
-sandbox_start(struct sandbox *sb, char **cause)
+static int
+local_start(struct sandbox *sb, char **cause)
 {
 	return locked(sb, start_locked, cause);
 }
 
-int
-sandbox_stop(struct sandbox *sb, char **cause)
+static int
+local_stop(struct sandbox *sb, char **cause)
 {
 	return locked(sb, stop_locked, cause);
 }
 
-int
-sandbox_pause(struct sandbox *sb, char **cause)
+static int
+local_pause(struct sandbox *sb, char **cause)
 {
 	return locked(sb, pause_locked, cause);
 }
 
-int
-sandbox_resume(struct sandbox *sb, char **cause)
+static int
+local_resume(struct sandbox *sb, char **cause)
 {
 	return locked(sb, resume_locked, cause);
 }
+
+static int
+local_rm(struct sandbox *sb, char **cause)
+{
+	return local_stop(sb, cause);
+}
+
+const struct sandbox_provider sandbox_local_provider = {
+	.name = "local",
+	.create = sandbox_local_create,
+	.start = local_start,
+	.stop = local_stop,
+	.pause = local_pause,
+	.resume = local_resume,
+	.rm = local_rm,
+	.state = sandbox_local_state,
+	.connect = sandbox_local_connect,
+	.busy = local_busy,
+	.reset_root = local_reset_root,
+};

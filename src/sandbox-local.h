@@ -18,6 +18,8 @@ struct sandbox {
 	int		 pids;
 	uid_t		 host_uid;	/* 0: the caller's; see sandbox_uid_pick */
 	cJSON		*meta;
+	char		*provider;	/* meta.json's, "local" when absent */
+	const struct sandbox_provider *prov;
 };
 
 int	 sandbox_is_id(const char *);
@@ -29,6 +31,12 @@ char	*sandbox_path(struct sandbox *, const char *rel);	/* caller frees */
 int	 sandbox_sockaddr(struct sandbox *, struct sockaddr_un *, int *dirfd);
 int	 sandbox_socket_alive(struct sandbox *);
 int	 sandbox_connect_raw(struct sandbox *, int timeout_ms, char **cause);
+
+/* sandbox-create.c: the local provider's create */
+int	 sandbox_local_create(const char *dir, cJSON *meta,
+	     const struct sandbox_opts *, char **cause);
+/* sandbox-provider.c: 1 if sb is local, else 0 and *cause says so */
+int	 sandbox_is_local(struct sandbox *, const char *what, char **cause);
 
 /* sandbox-local.c */
 int	 sandbox_write_run(const char *path, const char *, size_t);

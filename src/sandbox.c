@@ -29,8 +29,11 @@
 
 #include "sandbox.h"
 #include "sandbox-local.h"
+#include "sandbox-provider.h"
 
 static int	sandbox_unknown;
+
+static const struct sandbox_provider *provider_of(const char *);
 
 int
 sandbox_errno_unknown(void)
@@ -127,7 +130,94 @@ sandbox_load(const char *id, char **cause)
 	}
 	sb->host_uid = (uid_t)uid;
 	sb->meta = meta;
+	s = json_str(meta, "provider");
+	sb->provider = xstrdup(s != NULL && *s != '\0' ? s : "local");
+	if ((sb->prov = provider_of(sb->provider)) == NULL) {
+		if (sandbox_foreign != NULL)
+			sandbox_foreign(sb->provider);
+		*cause = xprintf("sandbox '%s': provider '%s' is not one this "
+		    "holt has", id, sb->provider);
+		sandbox_free(sb);
+		return NULL;
+	}
 	return sb;
+}
+
+void (*sandbox_foreign)(const char *);
+
+/* "ssh:host" is the provider "ssh". */
+static const struct sandbox_provider *
+provider_of(const char *spec)
+{
+	char				 name[32];
+	size_t				 len = strcspn(spec, ":");
+
+	if (len >= sizeof name)
+		return NULL;
+	memcpy(name, spec, len);
+	name[len] = '\0';
+	return sandbox_provider_find(name);
+}
+
+const struct sandbox_provider *
+sandbox_provider_find(const char *name)
+{
+	size_t	 i;
+
+	for (i = 0; sandbox_providers[i] != NULL; i++) {
+		if (strcmp(sandbox_providers[i]->name, name) == 0)
+			return sandbox_providers[i];
+	}
+	return NULL;
+}
+
+const struct sandbox_provider *
+sandbox_provider_parse(const char *spec, const char **arg, char **cause)
+{
+	const struct sandbox_provider	*p;
+	const char			*colon = strchr(spec, ':');
+	size_t				 i;
+	struct buf			 names;
+
+	*arg = colon != NULL ? colon + 1 : NULL;
+	if ((p = provider_of(spec)) == NULL) {
+		buf_init(&names);
+		for (i = 0; sandbox_providers[i] != NULL; i++)
+			buf_addf(&names, "%s%s", i > 0 ? ", " : "",
+			    sandbox_providers[i]->name);
+		*cause = xprintf("provider '%s': not one of %s", spec,
+		    buf_str(&names));
+		buf_release(&names);
+		return NULL;
+	}
+	if (p->check == NULL && *arg != NULL) {
+		*cause = xprintf("provider '%s': %s takes no argument", spec,
+		    p->name);
+		return NULL;
+	}
+	if (p->check != NULL && p->check(*arg, cause) != 0)
+		return NULL;
+	return p;
+}
+
+const char *
+sandbox_provider_spec(struct sandbox *sb)
+{
+	return sb->provider;
+}
+
+const char *
+sandbox_provider_arg(struct sandbox *sb)
+{
+	const char	*colon = strchr(sb->provider, ':');
+
+	return colon != NULL ? colon + 1 : NULL;
+}
+
+cJSON *
+sandbox_meta(struct sandbox *sb)
+{
+	return sb->meta;
 }
 
 int (*sandbox_wake)(struct sandbox *, char **);
@@ -214,6 +304,7 @@ sandbox_free(struct sandbox *sb)
 	free(sb->name);
 	free(sb->dir);
 	free(sb->created);
+	free(sb->provider);
 	cJSON_Delete(sb->meta);
 	free(sb);
 }
@@ -353,6 +444,8 @@ sandbox_open_damaged(const char *idn, char **cause)
 	sb->meta = cJSON_CreateObject();
 	cJSON_AddStringToObject(sb->meta, "id", idn);
 	sb->host_uid = getuid();
+	sb->provider = xstrdup("local");
+	sb->prov = sandbox_provider_find("local");
 	return sb;
 }
 
@@ -448,6 +541,8 @@ sandbox_state_name(enum sandbox_state st)
 		return "paused";
 	case SANDBOX_STOPPED:
 		return "stopped";
+	case SANDBOX_UNREACHABLE:
+		return "unreachable";
 	}
 	return "unknown";
 }
@@ -539,7 +634,7 @@ sandbox_pid(struct sandbox *sb)
 }
 
 enum sandbox_state
-sandbox_state(struct sandbox *sb)
+sandbox_local_state(struct sandbox *sb)
 {
 	char		*path;
 	struct stat	 st;
@@ -668,22 +763,41 @@ connect_checked(struct sandbox *sb, int wait, char **cause)
 }
 
 int
+sandbox_local_connect(struct sandbox *sb, int mode, char **cause)
+{
+	return connect_checked(sb, mode, cause);
+}
+
+enum sandbox_state
+sandbox_state(struct sandbox *sb)
+{
+	return sb->prov->state(sb);
+}
+
+int
 sandbox_connect(struct sandbox *sb, char **cause)
 {
-	return connect_checked(sb, 1, cause);
+	return sb->prov->connect(sb, SANDBOX_CONNECT_WAIT, cause);
 }
 
 int
 sandbox_connect_nowait(struct sandbox *sb, char **cause)
 {
-	return connect_checked(sb, 0, cause);
+	return sb->prov->connect(sb, SANDBOX_CONNECT_NOWAIT, cause);
 }
 
 int
 sandbox_connect_later(struct sandbox *sb, char **cause)
 {
-	return connect_checked(sb, 2, cause);
+	return sb->prov->connect(sb, SANDBOX_CONNECT_LATER, cause);
 }
+
+/* The light half of the local provider: what needs no process started. */
+const struct sandbox_provider sandbox_local_light = {
+	.name = "local",
+	.state = sandbox_local_state,
+	.connect = sandbox_local_connect,
+};
 
 /* The hello frame (id 0) of this version of the envd protocol. */
 cJSON *

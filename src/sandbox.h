@@ -24,7 +24,9 @@
 
 struct sandbox;	/* opaque: one sandbox's metadata */
 
-enum sandbox_state { SANDBOX_RUNNING, SANDBOX_PAUSED, SANDBOX_STOPPED };
+/* UNREACHABLE: its provider cannot be asked (the ssh host is down). */
+enum sandbox_state { SANDBOX_RUNNING, SANDBOX_PAUSED, SANDBOX_STOPPED,
+	SANDBOX_UNREACHABLE };
 
 struct sandbox_opts {
 	const char	*name;		/* NULL: none */
@@ -40,6 +42,7 @@ struct sandbox_opts {
 	int		(*fill)(const char *dir, void *arg, char **cause);
 	void		*fill_arg;
 	const char	*forked_from;	/* recorded in meta.json */
+	const char	*provider;	/* "ssh:host"...; NULL: holt.conf's */
 };
 
 /*
@@ -73,6 +76,13 @@ uint64_t sandbox_last_used(struct sandbox *);	/* ms since the epoch */
 long long sandbox_idle_pause(struct sandbox *);	/* ms; 0: never */
 /* "30m", "90s", "2h", "500ms", "0": ms into *ms; -1 if it is none */
 int	 sandbox_duration_parse(const char *, long long *ms);
+/* meta.json's provider: "local", "ssh:[user@]host" (sandbox-provider.h) */
+const char *sandbox_provider_spec(struct sandbox *);
+/*
+ * Set by the light front end: a sandbox whose provider is not linked in
+ * is handed to holt-full (the callback does not return).
+ */
+extern void (*sandbox_foreign)(const char *spec);
 /*
  * Set by the CLI's sandbox commands: connecting to a paused sandbox
  * (exec, sh, put, get, a forwarded connection) resumes it first. NULL

@@ -137,6 +137,9 @@ session_new_option(struct session_new *sn, int ch, const char *arg,
 	case 'N':
 		sn->net = arg;
 		return 1;
+	case 'P':
+		sn->provider = arg;
+		return 1;
 	case 'D':
 	case 'n':
 		n = strtol(arg, &end, 10);
@@ -256,6 +259,7 @@ session_create(const struct session_new *sn, char **cause)
 	sandbox_opts_config(&so);
 	so.name = name;
 	so.net = netv;
+	so.provider = sn->provider;
 	if ((sbx = sandbox_create(&so, &tmp)) == NULL) {
 		/* The name may be taken by a leftover sandbox: go unnamed. */
 		free(tmp);
