@@ -22,6 +22,7 @@ struct cmd_policy_opts {
 	int			 no_defaults;
 	const char		*write;
 	const char		*host;
+	const char		*tool;
 	const char		*files[16];
 	size_t			 nfiles;
 	const char		*session;
@@ -38,6 +39,7 @@ cmd_policy_usage(FILE *f)
 	    "                         -- COMMAND ...\n"
 	    "       holt policy check [options] --write PATH\n"
 	    "       holt policy check [options] --host NAME\n"
+	    "       holt policy check [options] --tool NAME\n"
 	    "       holt policy show [--policy FILE] [--session NAME] "
 	    "[--workspace DIR]\n"
 	    "       holt policy suggest [options] -- COMMAND ...\n"
@@ -52,6 +54,7 @@ cmd_policy_usage(FILE *f)
 	    "  --json           print the decision as JSON\n"
 	    "  --write PATH     judge a file write instead of a command\n"
 	    "  --host NAME      judge a host the sandbox's proxy is asked for\n"
+	    "  --tool NAME      judge an MCP tool, mcp__SERVER__TOOL\n"
 	    "\n"
 	    "Exit status of check: 0 allow, 10 ask, 11 deny, 2 usage or bad policy.\n");
 }
@@ -69,6 +72,7 @@ cmd_policy_parse(int argc, char **argv, struct cmd_policy_opts *o)
 		{ "json", no_argument, NULL, 'j' },
 		{ "write", required_argument, NULL, 'W' },
 		{ "host", required_argument, NULL, 'H' },
+		{ "tool", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
@@ -76,7 +80,7 @@ cmd_policy_parse(int argc, char **argv, struct cmd_policy_opts *o)
 
 	optind = 1;
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, "+hm:p:s:w:njW:H:", longopts,
+	while ((ch = getopt_long(argc, argv, "+hm:p:s:w:njW:H:t:", longopts,
 	    NULL)) != -1) {
 		switch (ch) {
 		case 'm':
@@ -118,6 +122,9 @@ cmd_policy_parse(int argc, char **argv, struct cmd_policy_opts *o)
 			break;
 		case 'H':
 			o->host = optarg;
+			break;
+		case 't':
+			o->tool = optarg;
 			break;
 		case 'h':
 			cmd_policy_usage(stdout);
@@ -267,20 +274,23 @@ cmd_policy_check(int argc, char **argv)
 	memset(&o, 0, sizeof o);
 	if ((first = cmd_policy_parse(argc, argv, &o)) < 0)
 		return first == -2 ? EXIT_OK : EXIT_USAGE;
-	if (o.write == NULL && o.host == NULL && first >= argc) {
+	if (o.write == NULL && o.host == NULL && o.tool == NULL &&
+	    first >= argc) {
 		fprintf(stderr, "holt policy check: a command is missing (holt "
 		    "policy check -- COMMAND)\n");
 		return EXIT_USAGE;
 	}
-	if ((o.write != NULL || o.host != NULL) && first < argc) {
+	if ((o.write != NULL || o.host != NULL || o.tool != NULL) &&
+	    first < argc) {
 		fprintf(stderr, "holt policy check: --%s takes a %s, not a "
-		    "command\n", o.write != NULL ? "write" : "host",
-		    o.write != NULL ? "path" : "host name");
+		    "command\n", o.write != NULL ? "write" : o.host != NULL ?
+		    "host" : "tool", o.write != NULL ? "path" : o.host != NULL ?
+		    "host name" : "tool name");
 		return EXIT_USAGE;
 	}
-	if (o.write != NULL && o.host != NULL) {
-		fprintf(stderr, "holt policy check: --write or --host, not "
-		    "both\n");
+	if ((o.write != NULL) + (o.host != NULL) + (o.tool != NULL) > 1) {
+		fprintf(stderr, "holt policy check: one of --write, --host and "
+		    "--tool, not more\n");
 		return EXIT_USAGE;
 	}
 	if (cmd_policy_mode(&o) != 0)
@@ -293,6 +303,9 @@ cmd_policy_check(int argc, char **argv)
 	} else if (o.host != NULL) {
 		line = xstrdup(o.host);
 		res = policy_check_host(p, o.mode, line);
+	} else if (o.tool != NULL) {
+		line = xstrdup(o.tool);
+		res = policy_check_tool(p, o.mode, line);
 	} else {
 		line = cmd_policy_join(argc - first, argv + first);
 		res = policy_check_command(p, o.mode, line);

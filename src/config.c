@@ -7,6 +7,12 @@
  *	price.openai:gpt-4.1 = 2.00 8.00	# USD per million tokens in, out
  *	[repo ~/src/parser]
  *	test_command = npm test
+ *	[mcp everything]		# an MCP server (DESIGN 18)
+ *	command = npx
+ *	args = -y @modelcontextprotocol/server-everything
+ *
+ * The keys of an [mcp NAME] section are kept as "mcp.NAME.KEY" (command,
+ * args, env, url, where, timeout); config_mcp_names lists the sections.
  *
  * Every option has one name for the file, the command line (--steps) and
  * `holt config show`. Values are layered: default < file < [repo] section <
@@ -77,6 +83,8 @@ static struct config_val	*config_vals;
 static struct config_val	*config_old;	/* replaced, never freed */
 static char			*config_repo;
 static int			 config_loaded;
+static char			**config_mcp;	/* [mcp NAME] sections, in order */
+static size_t			 config_nmcp;
 static struct stat		 config_stat;	/* holt.conf when read */
 
 static const struct config_opt *
@@ -239,15 +247,87 @@ config_refresh(char **cause)
 		cv->next = config_old;
 		config_old = cv;
 	}
+	while (config_nmcp > 0)
+		free(config_mcp[--config_nmcp]);
 	rc = config_load(NULL, cause);
 	return rc;
+}
+
+/*
+ * [mcp NAME]: NAME becomes part of the tools' names (mcp__NAME__TOOL), so
+ * it is letters, digits, '-' and '_', without "__". The first section of
+ * a name is where it stands in the list; a second adds to it.
+ */
+static char *
+config_mcp_section(const char *name, char **mcp)
+{
+	const char	*p;
+	size_t		 i;
+
+	if (*name == '\0' || strstr(name, "__") != NULL ||
+	    strlen(name) > 32)
+		return xprintf("mcp '%s': a name is 1 to 32 letters, digits, "
+		    "'-' or '_' (not \"__\")", name);
+	for (p = name; *p != '\0'; p++) {
+		if (!isalnum((unsigned char)*p) && *p != '-' && *p != '_')
+			return xprintf("mcp '%s': a name is 1 to 32 letters, "
+			    "digits, '-' or '_' (not \"__\")", name);
+	}
+	*mcp = xstrdup(name);
+	for (i = 0; i < config_nmcp; i++) {
+		if (strcmp(config_mcp[i], name) == 0)
+			return NULL;
+	}
+	config_mcp = xreallocarray(config_mcp, config_nmcp + 1,
+	    sizeof *config_mcp);
+	config_mcp[config_nmcp++] = xstrdup(name);
+	return NULL;
+}
+
+static char *
+config_mcp_check(const char *mcp, const char *key, const char *val)
+{
+	char		*end;
+	long		 n;
+
+	if (strcmp(key, "where") == 0) {
+		if (strcmp(val, "sandbox") != 0 && strcmp(val, "host") != 0)
+			return xprintf("mcp '%s': where: '%s' is not one of "
+			    "sandbox|host", mcp, val);
+	} else if (strcmp(key, "timeout") == 0) {
+		n = strtol(val, &end, 10);
+		if (*val == '\0' || *end != '\0' || n <= 0 || n > 86400)
+			return xprintf("mcp '%s': timeout: '%s' is not a number "
+			    "of seconds (1 to 86400)", mcp, val);
+	} else if (strcmp(key, "url") == 0) {
+		if (strncmp(val, "http://", 7) != 0 &&
+		    strncmp(val, "https://", 8) != 0)
+			return xprintf("mcp '%s': url: '%s' is not an http or "
+			    "https URL", mcp, val);
+	} else if (strcmp(key, "command") != 0 && strcmp(key, "args") != 0 &&
+	    strcmp(key, "env") != 0)
+		return xprintf("mcp '%s': unknown key '%s' (command, args, env, "
+		    "url, where, timeout)", mcp, key);
+	return NULL;
+}
+
+size_t
+config_mcp_names(const char *const **names)
+{
+	if (!config_loaded) {
+		char *cause = NULL;
+		if (config_load(NULL, &cause) != 0)
+			fatalx("%s", cause);
+	}
+	*names = (const char *const *)config_mcp;
+	return config_nmcp;
 }
 
 int
 config_load(const char *path, char **cause)
 {
 	char		*def = NULL, *data, *line, *next, *eq, *key, *val;
-	char		*repo = NULL, *src;
+	char		*repo = NULL, *src, *mcp = NULL, *mkey = NULL;
 	const struct config_opt *o;
 	size_t		 len;
 	unsigned int	 lineno = 0;
@@ -278,13 +358,28 @@ config_load(const char *path, char **cause)
 		if (*line == '[') {
 			len = strlen(line);
 			if (len < 3 || line[len - 1] != ']' ||
-			    strncmp(line, "[repo ", 6) != 0) {
+			    (strncmp(line, "[repo ", 6) != 0 &&
+			    strncmp(line, "[mcp ", 5) != 0)) {
 				*cause = xprintf("%s:%u: bad section '%s' (only "
-				    "[repo PATH-OR-URL])", path, lineno, line);
+				    "[repo PATH-OR-URL] and [mcp NAME])", path,
+				    lineno, line);
 				goto fail;
 			}
 			line[len - 1] = '\0';
 			free(repo);
+			repo = NULL;
+			free(mcp);
+			mcp = NULL;
+			if (strncmp(line, "[mcp ", 5) == 0) {
+				if ((msg = config_mcp_section(trim(line + 5),
+				    &mcp)) != NULL) {
+					*cause = xprintf("%s:%u: %s", path,
+					    lineno, msg);
+					free(msg);
+					goto fail;
+				}
+				continue;
+			}
 			repo = xstrdup(trim(line + 6));
 			continue;
 		}
@@ -296,7 +391,14 @@ config_load(const char *path, char **cause)
 		*eq = '\0';
 		key = trim(line);
 		val = trim(eq + 1);
-		if (strncmp(key, "price.", 6) == 0 || strncmp(key, "bind.", 5) == 0) {
+		if (mcp != NULL) {
+			if ((msg = config_mcp_check(mcp, key, val)) != NULL) {
+				*cause = xprintf("%s:%u: %s", path, lineno, msg);
+				free(msg);
+				goto fail;
+			}
+			key = mkey = xprintf("mcp.%s.%s", mcp, key);
+		} else if (strncmp(key, "price.", 6) == 0 || strncmp(key, "bind.", 5) == 0) {
 			if (strncmp(key, "price.", 6) == 0) {
 				double in, out, cached = 0;
 				char extra;
@@ -324,13 +426,17 @@ config_load(const char *path, char **cause)
 		src = xprintf("%s:%u", path, lineno);
 		config_add(key, val, src, repo, 0);
 		free(src);
+		free(mkey);
+		mkey = NULL;
 	}
 	free(repo);
+	free(mcp);
 	free(data);
 	free(def);
 	return 0;
 fail:
 	free(repo);
+	free(mcp);
 	free(data);
 	free(def);
 	return -1;

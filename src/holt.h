@@ -205,6 +205,9 @@ const char *config_source(const char *key);
 long long config_get_num(const char *key);
 int	 config_get_bool(const char *key);
 void	 config_dump(FILE *);	/* "key = value  # source" for each key */
+/* The [mcp NAME] sections, in the file's order; their keys are
+ * config_get("mcp.NAME.KEY"). The array stays valid until a refresh. */
+size_t	 config_mcp_names(const char *const **);
 
 /*
  * cmd.c: the command table (git's commands[], tmux's cmd_entry). One

@@ -28,11 +28,15 @@
 
 enum policy_action {
 	PA_ALLOW, PA_ASK, PA_DENY, PA_WRITE_ALLOW, PA_WRITE_ASK, PA_WRITE_DENY,
-	PA_NONE
+	PA_TOOL_ALLOW, PA_TOOL_ASK, PA_TOOL_DENY, PA_NONE
 };
 static const char *policy_action_names[] = {
-	"allow", "ask", "deny", "write-allow", "write-ask", "write-deny"
+	"allow", "ask", "deny", "write-allow", "write-ask", "write-deny",
+	"tool-allow", "tool-ask", "tool-deny"
 };
+/* What a rule judges: commands, writes, or tool names (MCP, DESIGN 18). */
+enum policy_family { PF_COMMAND, PF_WRITE, PF_TOOL };
+#define policy_family(a) ((enum policy_family)((a) / 3))
 
 struct policy_rule {
 	enum policy_action	 action;
@@ -288,7 +292,7 @@ policy_group_append(struct policy_group *g, struct policy_rule *r)
 static int
 policy_tightens(enum policy_action a)
 {
-	return a != PA_ALLOW && a != PA_WRITE_ALLOW;
+	return a != PA_ALLOW && a != PA_WRITE_ALLOW && a != PA_TOOL_ALLOW;
 }
 
 /*
@@ -334,7 +338,8 @@ policy_load_buf(struct policy *p, const char *data, size_t len,
 		    &r.action) != 0) {
 			msg = xprintf("unknown action '%.*s' (allow, ask, deny, "
 			    "write-allow, write-ask, write-deny, net-allow, "
-			    "net-deny)", (int)(e - a), a);
+			    "net-deny, tool-allow, tool-ask, tool-deny)",
+			    (int)(e - a), a);
 			goto fail;
 		}
 		if (workspace && kind != NULL && strcmp(kind, "net-allow") == 0) {
@@ -513,6 +518,79 @@ struct policy_result *
 policy_check_host(struct policy *p, enum policy_mode mode, const char *host)
 {
 	return policy_net_check(p->net, mode, host);
+}
+
+static int	rule_matches(struct policy *, const struct policy_rule *,
+		    const char *);
+static int	action_rank(enum policy_action);
+
+/*
+ * A tool of an MCP server, by its full name (mcp__SERVER__TOOL): the
+ * first tool-* rule of each file that matches, the strictest across
+ * files; then the mode, as for a command. No rule asks in auto mode.
+ */
+struct policy_result *
+policy_check_tool(struct policy *p, enum policy_mode mode, const char *name)
+{
+	struct policy_result		*res;
+	struct policy_part		*part;
+	const struct policy_group	*g, *jg = NULL;
+	const struct policy_rule	*r, *jr = NULL;
+	size_t				 gi, ri;
+	int				 rank;
+
+	for (gi = 0; gi < p->ngroups; gi++) {
+		g = &p->groups[gi];
+		for (ri = 0; ri < g->nrules; ri++) {
+			r = &g->rules[ri];
+			if (policy_family(r->action) != PF_TOOL ||
+			    !rule_matches(p, r, name))
+				continue;
+			if (jr == NULL ||
+			    action_rank(r->action) > action_rank(jr->action)) {
+				jr = r;
+				jg = g;
+			}
+			break;
+		}
+	}
+	res = xcalloc(1, sizeof *res);
+	res->parts = part = xcalloc(1, sizeof *part);
+	res->nparts = 1;
+	part->command = xprintf("tool %s", name);
+	rank = jr != NULL ? action_rank(jr->action) : 0;
+	if (rank == 3) {
+		part->verdict = POLICY_DENY;
+		part->reason = xstrdup("denied by a rule");
+	} else if (rank == 2 || (rank == 0 && mode == POLICY_AUTO)) {
+		part->verdict = mode == POLICY_STRICT ? POLICY_DENY :
+		    mode == POLICY_TRUST ? POLICY_ALLOW : POLICY_ASK;
+		part->reason = xstrdup(rank == 2 ? "a rule asks" :
+		    "no rule settles this tool");
+	} else if (mode == POLICY_MANUAL) {
+		part->verdict = POLICY_ASK;
+		part->reason = xstrdup("manual mode asks for every tool");
+	} else if (rank == 1) {
+		part->verdict = POLICY_ALLOW;
+		part->reason = xstrdup("allowed by a rule");
+	} else {
+		part->verdict = mode == POLICY_STRICT ? POLICY_DENY :
+		    POLICY_ALLOW;
+		part->reason = xstrdup(mode == POLICY_STRICT ? "no rule allows "
+		    "this tool (strict mode)" : "no rule denies this tool "
+		    "(trust mode)");
+	}
+	if (jr != NULL) {
+		part->rule = xstrdup(jr->pattern);
+		part->source = xstrdup(jg->source);
+		part->line = jr->line;
+		part->action = xstrdup(policy_action_names[jr->action]);
+		res->reason = xprintf("%s: %s '%s' (%s:%u)", part->command,
+		    part->reason, part->rule, part->source, part->line);
+	} else
+		res->reason = xprintf("%s: %s", part->command, part->reason);
+	res->verdict = part->verdict;
+	return res;
 }
 
 /* ------------------------------------------------------------------ */
@@ -2503,7 +2581,7 @@ rule_matches_len(struct policy *p, const struct policy_rule *r, const char *s,
 	if (rc == PCRE2_ERROR_NOMATCH)
 		return 0;
 	/* A rule that errs (match limit) counts when it tightens. */
-	return r->action != PA_ALLOW && r->action != PA_WRITE_ALLOW;
+	return policy_tightens(r->action);
 }
 
 static int
@@ -2521,12 +2599,15 @@ action_rank(enum policy_action a)
 	switch (a) {
 	case PA_ALLOW:
 	case PA_WRITE_ALLOW:
+	case PA_TOOL_ALLOW:
 		return 1;
 	case PA_ASK:
 	case PA_WRITE_ASK:
+	case PA_TOOL_ASK:
 		return 2;
 	case PA_DENY:
 	case PA_WRITE_DENY:
+	case PA_TOOL_DENY:
 		return 3;
 	default:
 		return 0;
@@ -2546,7 +2627,6 @@ judge_rules(struct policy *p, const struct pitem *it, struct judged *j)
 	const struct policy_rule	*r;
 	size_t				 gi, ri, fi, len[ITEM_MAX_FORMS], plen = 0;
 	char				*probe = NULL;	/* form 0 and hostile args */
-	int				 is_write;
 
 	for (fi = 0; fi < it->nforms; fi++)
 		len[fi] = strlen(it->forms[fi]);
@@ -2559,8 +2639,8 @@ judge_rules(struct policy *p, const struct pitem *it, struct judged *j)
 		for (fi = 0; fi < it->nforms; fi++) {
 			for (ri = 0; ri < g->nrules; ri++) {
 				r = &g->rules[ri];
-				is_write = r->action >= PA_WRITE_ALLOW;
-				if (is_write != it->write)
+				if (policy_family(r->action) != (it->write ?
+				    PF_WRITE : PF_COMMAND))
 					continue;
 				if (!rule_matches_len(p, r, it->forms[fi], len[fi]))
 					continue;

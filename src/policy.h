@@ -88,6 +88,13 @@ struct policy_result *policy_check_write(struct policy *, enum policy_mode,
  */
 struct policy_result *policy_check_host(struct policy *, enum policy_mode,
 	    const char *host);
+/*
+ * A tool of an MCP server, mcp__SERVER__TOOL (DESIGN 18): one part, "tool
+ * NAME", judged by the tool-allow/tool-ask/tool-deny rules (pcre2 on the
+ * name) and the mode; in auto mode what no rule settles asks.
+ */
+struct policy_result *policy_check_tool(struct policy *, enum policy_mode,
+	    const char *name);
 void	 policy_result_free(struct policy_result *);
 /* {"verdict":..,"reason":..,"parts":[{"command","verdict","rule","source",
    "line","reason","action","write"}]} (DESIGN 5, with extra fields) */
