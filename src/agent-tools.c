@@ -21,6 +21,7 @@
 
 #include "agent.h"
 #include "agent-tools.h"
+#include "mcp.h"
 #include "sandbox.h"
 #include "dynlib-git2.h"
 
@@ -49,6 +50,7 @@ struct tool_exec {
 	int			 is_tests;
 	/* edit_file: the new content waiting to be written */
 	char			*path;
+	struct mcp_call		*mcall;		/* a tool of an MCP server */
 };
 
 static const char *
@@ -755,6 +757,29 @@ tool_start_service(struct tool_exec *te, int logs)
 	cJSON_Delete(req);
 }
 
+/* MCP tools: the call's progress is its output, its text the result. */
+static void
+tool_mcp_progress(void *arg, const char *text)
+{
+	struct tool_exec	*te = arg;
+
+	te->output(te->arg, "stdout", text, strlen(text));
+}
+
+static void
+tool_mcp_done(void *arg, char *text, int error, int interrupted)
+{
+	struct tool_exec	*te = arg;
+	struct tool_result	 r;
+
+	te->mcall = NULL;
+	memset(&r, 0, sizeof r);
+	r.result = xstrdup(text != NULL ? text : "");
+	r.failed = error && !interrupted;
+	r.interrupted = interrupted;
+	tool_finish(te, &r);
+}
+
 struct tool_exec *
 tool_exec_start(struct envd_conn *envd, const char *name, const cJSON *args,
     const struct tool_ctx *ctx, tool_output_fn output, tool_done_fn done,
@@ -779,7 +804,10 @@ tool_exec_start(struct envd_conn *envd, const char *name, const cJSON *args,
 	te->arg = arg;
 	te->t0 = mono_ms();
 
-	if (strcmp(name, "run_command") == 0)
+	if (mcp_is_tool(name) && ctx->mcp != NULL)
+		te->mcall = mcp_call(ctx->mcp, name, te->args,
+		    te->ctx.output_cap, tool_mcp_progress, tool_mcp_done, te);
+	else if (strcmp(name, "run_command") == 0)
 		tool_start_command(te);
 	else if (strcmp(name, "run_tests") == 0)
 		tool_start_tests(te);
@@ -832,6 +860,10 @@ tool_exec_cancel(struct tool_exec *te)
 	if (te->finished)
 		return;
 	te->cancelled = 1;
+	if (te->mcall != NULL) {
+		mcp_call_cancel(te->mcall);	/* done follows */
+		return;
+	}
 	if (te->pid > 0) {
 		/* Kill it; its exit frame finishes the tool as interrupted. */
 		req = cJSON_CreateObject();
@@ -861,6 +893,8 @@ tool_exec_free(struct tool_exec *te)
 		return;
 	if (te->req != 0 && envd_conn_alive(te->envd))
 		envd_conn_forget(te->envd, te->req);
+	if (te->mcall != NULL)
+		mcp_call_forget(te->mcall);
 	free(te->name);
 	cJSON_Delete(te->args);
 	buf_release(&te->head);
@@ -877,6 +911,10 @@ tool_subject(const char *name, const cJSON *args, const struct tool_ctx *ctx,
 	char		*path, *q;
 
 	*subject = NULL;
+	if (mcp_is_tool(name)) {
+		*subject = xstrdup(name);
+		return TOOL_MCP;
+	}
 	if (strcmp(name, "run_command") == 0 || strcmp(name, "start_service") == 0) {
 		s = json_str(args, "command");
 		*subject = xstrdup(s != NULL ? s : "");

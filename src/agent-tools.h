@@ -9,6 +9,8 @@
 
 #include "envd-conn.h"
 
+struct mcp;
+
 struct tool_ctx {
 	const char	*test_command;
 	long long	 timeout_s;	/* default per command */
@@ -23,6 +25,7 @@ struct tool_ctx {
 	 */
 	void		(*started)(void *arg, long pid);
 	long		 rejoin_pid;
+	struct mcp	*mcp;		/* the session's MCP servers, or NULL */
 };
 
 struct tool_result {
@@ -47,7 +50,8 @@ void	 tool_exec_cancel(struct tool_exec *);	/* done follows, interrupted */
 void	 tool_exec_free(struct tool_exec *);
 
 /* What the policy judges for a call: a command, a write path, or nothing. */
-enum tool_subject { TOOL_READ, TOOL_COMMAND, TOOL_WRITE, TOOL_UNKNOWN };
+enum tool_subject { TOOL_READ, TOOL_COMMAND, TOOL_WRITE, TOOL_MCP,
+	TOOL_UNKNOWN };
 enum tool_subject tool_subject(const char *name, const cJSON *args,
 	    const struct tool_ctx *, char **subject, char **cause);
 

@@ -39,6 +39,7 @@
 #include "checkpoint.h"
 #include "context.h"
 #include "envd-conn.h"
+#include "mcp.h"
 #include "model.h"
 #include "policy.h"
 #include "sandbox.h"
@@ -119,6 +120,8 @@ struct agent {
 
 	struct sandbox		*sbx;
 	struct envd_conn	*envd;
+	struct mcp		*mcp;		/* [mcp NAME] servers, or NULL */
+	int			 mcp_waiting;	/* a request waits for their tools */
 	struct tool_ctx		 tctx;
 	char			*test_command;
 
@@ -175,6 +178,7 @@ struct agent {
 };
 
 static void	agent_process(struct agent *);
+static cJSON	*agent_tools(struct agent *);
 static void	agent_finish_run(struct agent *, const char *, const char *);
 static void	agent_request(struct agent *);
 static const char *agent_model_spec(struct agent *);
@@ -1069,7 +1073,11 @@ agent_ask(struct agent *a, struct call *c, const char *kind,
 	cJSON_AddStringToObject(ev, "request_id", c->request_id);
 	cJSON_AddStringToObject(ev, "call_id", c->id);
 	cJSON_AddStringToObject(ev, "tool", c->name);
-	cJSON_AddStringToObject(ev, kind, subject);
+	if (strcmp(kind, "tool") == 0)	/* an MCP tool: what it is given */
+		cJSON_AddItemToObject(ev, "arguments", c->args != NULL ?
+		    cJSON_Duplicate(c->args, 1) : cJSON_CreateObject());
+	else
+		cJSON_AddStringToObject(ev, kind, subject);
 	/* Which call of the reply: its calls are asked about one by one. */
 	cJSON_AddNumberToObject(ev, "call", (double)(c - a->calls) + 1);
 	cJSON_AddNumberToObject(ev, "calls", (double)a->ncalls);
@@ -1219,12 +1227,15 @@ agent_judge(struct agent *a, struct call *c)
 	case TOOL_COMMAND:
 		pr = policy_check_command(a->policy, a->mode, subject);
 		break;
+	case TOOL_MCP:
+		pr = policy_check_tool(a->policy, a->mode, subject);
+		break;
 	case TOOL_WRITE:
 	default:
 		pr = policy_check_write(a->policy, a->mode, subject);
 		break;
 	}
-	if (pr->verdict != POLICY_DENY) {
+	if (pr->verdict != POLICY_DENY && kind != TOOL_MCP) {
 		agent_checkpoint(a, c);
 		agent_no_undo(a, c, pr);
 	}
@@ -1275,8 +1286,9 @@ agent_judge(struct agent *a, struct call *c)
 				tool_preview_write(a->envd, c->name, c->args,
 				    agent_preview_done, pc);
 		} else
-			agent_ask(a, c, kind == TOOL_WRITE ? "path" : "command",
-			    subject, pr, NULL);
+			agent_ask(a, c, kind == TOOL_WRITE ? "path" :
+			    kind == TOOL_MCP ? "tool" : "command", subject, pr,
+			    NULL);
 		waits = 1;
 		break;
 	}
@@ -1445,7 +1457,7 @@ agent_model_done(void *arg, struct model_reply *r)
 	a->req = NULL;
 	buf_reset(&a->delta);
 	a->context_retried = 0;
-	tools = tools_schema();
+	tools = agent_tools(a);
 	context_calibrate(a->cx, a->sent, tools, r->input_tokens);
 	cJSON_Delete(tools);
 	cJSON_Delete(a->sent);
@@ -1593,7 +1605,7 @@ agent_compact_log(struct agent *a, const char *summary, const char *fallback)
 
 	/* Still too long (a huge last turn): cut every tool result. */
 	sys = agent_system(a);
-	tools = tools_schema();
+	tools = agent_tools(a);
 	msgs = context_messages(a->cx, a->history, sys, 0, 0);
 	after = context_tokens(a->cx, msgs, tools);
 	cJSON_Delete(msgs);
@@ -1682,7 +1694,7 @@ agent_compact(struct agent *a, const char *by, const char *focus, int force)
 	if (focus != NULL && a->compact_focus == NULL)
 		a->compact_focus = xstrdup(focus);
 	sys = agent_system(a);
-	tools = tools_schema();
+	tools = agent_tools(a);
 	need = context_plan(a->cx, a->history, sys, tools, force, &a->plan);
 	if (!need) {
 		free(sys);
@@ -1717,6 +1729,12 @@ agent_request(struct agent *a)
 	cJSON		*tools;
 	int		 compacted = a->compacted;
 
+	/* The MCP servers' tools are listed first (their changed kicks). */
+	if (!mcp_prepare(a->mcp)) {
+		a->mcp_waiting = 1;
+		agent_set_state(a, AGENT_WORKING);
+		return;
+	}
 	a->compacted = 0;
 	if (a->steps >= a->steps_cap) {
 		agent_finish_run(a, "step_limit", NULL);
@@ -1745,7 +1763,7 @@ agent_request(struct agent *a)
 	agent_set_state(a, AGENT_WORKING);
 	cJSON_Delete(a->sent);
 	a->sent = agent_messages(a);
-	tools = tools_schema();
+	tools = agent_tools(a);
 	a->cx_tokens = context_tokens(a->cx, a->sent, tools);
 	a->req = model_request(a->model, a->base, a->sent, tools,
 	    &agent_model_cb, a);
@@ -1809,6 +1827,7 @@ agent_run_begin(struct agent *a)
 {
 	a->run_active = 1;
 	a->steps = 0;
+	mcp_rearm(a->mcp);
 	a->run_in = a->run_out = a->run_cached = 0;
 	a->run_cost = 0;
 }
@@ -1855,6 +1874,41 @@ agent_finish_run(struct agent *a, const char *reason, const char *source)
 }
 
 /* The sandbox connection. */
+
+static struct envd_conn *
+agent_mcp_envd(void *arg, char **cause)
+{
+	struct agent	*a = arg;
+
+	return agent_envd(a, cause) == 0 ? a->envd : NULL;
+}
+
+/* The MCP servers' tools are known now: a request waiting goes on. */
+static void
+agent_mcp_changed(void *arg)
+{
+	struct agent	*a = arg;
+
+	if (a->mcp_waiting) {
+		a->mcp_waiting = 0;
+		agent_kick(a);
+	}
+}
+
+/* The tools the model is offered: holt's own and the MCP servers'. */
+static cJSON *
+agent_tools(struct agent *a)
+{
+	cJSON	*tools = tools_schema(), *more, *t;
+
+	if (a->mcp == NULL)
+		return tools;
+	more = mcp_tools(a->mcp);
+	while ((t = cJSON_DetachItemFromArray(more, 0)) != NULL)
+		cJSON_AddItemToArray(tools, t);
+	cJSON_Delete(more);
+	return tools;
+}
 
 static void
 agent_envd_closed(void *arg, const char *why)
@@ -2296,6 +2350,13 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	a->tctx.test_command = a->test_command;
 	a->tctx.timeout_s = config_get_num("command_timeout");
 	a->tctx.output_cap = (size_t)config_get_num("output_cap");
+	{
+		struct mcp_host mh = { base, agent_mcp_envd, agent_mcp_changed,
+		    a, a->name };
+
+		a->mcp = mcp_new(&mh);
+		a->tctx.mcp = a->mcp;
+	}
 	a->steps_cap = (int)json_num(a->meta, "steps_cap",
 	    (double)config_get_num("steps"));
 	if (a->steps_cap <= 0)
@@ -2327,7 +2388,7 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	}
 	agent_rebuild(a);
 	{
-		cJSON *msgs = agent_messages(a), *tools = tools_schema();
+		cJSON *msgs = agent_messages(a), *tools = agent_tools(a);
 		a->cx_tokens = context_tokens(a->cx, msgs, tools);
 		cJSON_Delete(msgs);
 		cJSON_Delete(tools);
@@ -2362,6 +2423,7 @@ agent_free(struct agent *a)
 		model_request_cancel(a->req);
 	if (a->tool != NULL)
 		tool_exec_free(a->tool);
+	mcp_free(a->mcp);	/* before envd: its servers use it */
 	while (a->host_asks != NULL) {
 		struct host_ask *h = agent_take_host_ask(a, NULL);
 
@@ -2861,8 +2923,8 @@ agent_approve(struct agent *a, const char *request_id, const char *decision,
 	kind = tool_subject(c->name, c->args, &a->tctx, &subject, &tmp);
 	free(tmp);
 	tmp = NULL;
-	if (strcmp(decision, "always") == 0 && kind == TOOL_WRITE &&
-	    (rule == NULL || *rule == '\0'))
+	if (strcmp(decision, "always") == 0 && (kind == TOOL_WRITE ||
+	    kind == TOOL_MCP) && (rule == NULL || *rule == '\0'))
 		rule = suggested = agent_path_rule(subject);
 	free(subject);
 	subject = NULL;
@@ -2883,7 +2945,8 @@ agent_approve(struct agent *a, const char *request_id, const char *decision,
 			rule = suggested;
 		}
 		if (agent_save_rule_as(a, kind == TOOL_WRITE ? "write-allow" :
-		    "allow", rule, cause) != 0) {
+		    kind == TOOL_MCP ? "tool-allow" : "allow", rule,
+		    cause) != 0) {
 			free(suggested);
 			return -1;
 		}
