@@ -60,11 +60,15 @@ test_expect_success TMUX 'n denies' '
 	tui_gone a " approvals\\?$"
 '
 
-test_expect_success TMUX 'a proposes a rule; Tab gives the wider one; it can be edited' '
+test_expect_success TMUX 'a proposes a rule inside the modal; Tab gives the wider one; it can be edited' '
 	need r3 "curl x" &&
 	tui_wait a "approval needed" &&
 	tui_keys a a &&
 	tui_wait a "always allow, rule (Tab: wider): ^curl x\\$" &&
+	tui_screen a >screen &&
+	grep "│ always allow, rule (Tab: wider): ^curl x\\$ *│" screen &&
+	grep "│ Enter: save the rule and allow · Tab: wider or narrower rule · Esc: back *│" screen &&
+	grep -v "^ *\$" screen | tail -n 1 | grep "^> message the agent" &&
 	tui_keys a Tab &&
 	tui_wait a "always allow, rule (Tab: wider): ^curl(\\\\\\\\s|\\$)" &&
 	tui_keys a Tab BSpace "( -s)?\$" Enter &&
@@ -85,7 +89,7 @@ test_expect_success TMUX 'Esc in the rule prompt answers nothing' '
 
 test_expect_success TMUX 'e edits the command and runs the edited one' '
 	tui_keys a e &&
-	tui_wait a "run instead: curl z" &&
+	tui_wait a "│ run instead: curl z *│" &&
 	tui_keys a " --max-time 5" Enter &&
 	sent_wait "request_id=r4" "decision=allow" "command=curl z --max-time 5" &&
 	tui_gone a "approval needed"

@@ -76,6 +76,7 @@ struct tui {
 	tui_prompt_cb	 prompt_cb;
 	tui_prompt_cb	 prompt_tab;
 	void		*prompt_arg;
+	int		 prompt_modal;	/* drawn inside the approval modal */
 
 	char		*flash;
 	uint64_t	 flash_until;
@@ -587,7 +588,7 @@ tui_input_rows(struct tui *t)
 {
 	int	 n = t->panes[PANE_INPUT].want_h;
 
-	if (t->prompt_on || n < 1)
+	if ((t->prompt_on && !t->prompt_modal) || n < 1)
 		return 1;
 	return n > TUI_INPUT_MAX ? TUI_INPUT_MAX : n;
 }
@@ -803,31 +804,43 @@ tui_draw_status(struct tui *t)
 	wnoutrefresh(w);
 }
 
+/*
+ * The open prompt: on the input line, or, for a question of the approval
+ * modal, on the modal's row above its key hints (the input keeps what the
+ * user typed).
+ */
 static void
 tui_draw_prompt(struct tui *t)
 {
 	WINDOW	*w = t->panes[PANE_INPUT].win;
-	int	 x, cw, cols;
+	int	 x, cw, cols, y = 0, x0 = 0;
 
-	if (w == NULL)
+	if (t->prompt_modal && t->modal != NULL) {
+		w = t->modal;
+		y = getmaxy(w) - 3;
+		x0 = 2;
+		cols = getmaxx(w) - 4;
+		mvwhline(w, y, x0, ' ', cols);
+	} else if (w != NULL) {
+		cols = getmaxx(w);
+		werase(w);
+	} else
 		return;
-	cols = getmaxx(w);
-	werase(w);
-	x = text_draw_role(w, 0, 0, t->prompt_label, strlen(t->prompt_label),
+	x = text_draw_role(w, y, x0, t->prompt_label, strlen(t->prompt_label),
 	    cols, ROLE_PENDING);
-	x += text_draw_role(w, 0, x, " ", 1, cols - x, ROLE_INPUT);
+	x += text_draw_role(w, y, x0 + x, " ", 1, cols - x, ROLE_INPUT);
 	cw = text_width(t->prompt_text.data, t->prompt_cursor);
 	/* Keep the cursor on screen: show the tail of a long answer. */
 	if (x + cw >= cols) {
 		size_t skip = text_fit(t->prompt_text.data, t->prompt_cursor,
 		    x + cw - cols + 1, NULL);
-		text_draw_role(w, 0, x, t->prompt_text.data + skip,
+		text_draw_role(w, y, x0 + x, t->prompt_text.data + skip,
 		    t->prompt_text.len - skip, cols - x, ROLE_INPUT);
-		wmove(w, 0, cols - 1);
+		wmove(w, y, x0 + cols - 1);
 	} else {
-		text_draw_role(w, 0, x, buf_str(&t->prompt_text),
+		text_draw_role(w, y, x0 + x, buf_str(&t->prompt_text),
 		    t->prompt_text.len, cols - x, ROLE_INPUT);
-		wmove(w, 0, x + cw);
+		wmove(w, y, x0 + x + cw);
 	}
 	wnoutrefresh(w);
 }
@@ -876,14 +889,15 @@ tui_draw(struct tui *t)
 				continue;
 			p->dirty = 0;
 			any = 1;
-			if (i == PANE_INPUT && t->prompt_on)
+			if (i == PANE_INPUT && t->prompt_on &&
+			    !t->prompt_modal)
 				continue;
 			tui_draw_frame(t, i);
 			werase(p->win);
 			p->view->draw(p, p->win);
 			wnoutrefresh(p->win);
 		}
-		if (t->prompt_on)
+		if (t->prompt_on && !t->prompt_modal)
 			tui_draw_prompt(t);
 		if (approval_count(t->approval) > 0) {
 			if (any || t->modal_dirty || t->modal == NULL) {
@@ -909,7 +923,7 @@ tui_draw(struct tui *t)
 		}
 	}
 	/* The cursor sits in the line being edited, else it is hidden. */
-	if (t->prompt_on && t->panes[PANE_INPUT].win) {
+	if (t->prompt_on && (t->panes[PANE_INPUT].win || t->modal)) {
 		curs_set(1);
 		tui_draw_prompt(t);
 	} else if (t->focus == PANE_INPUT && !t->overlay_on &&
@@ -938,7 +952,17 @@ tui_prompt(struct tui *t, const char *label, const char *initial,
 	t->prompt_tab = NULL;
 	t->prompt_arg = arg;
 	t->prompt_on = 1;
+	t->prompt_modal = 0;
 	t->layout_dirty = 1;
+}
+
+void
+tui_prompt_modal(struct tui *t, const char *label, const char *initial,
+    tui_prompt_cb cb, void *arg)
+{
+	tui_prompt(t, label, initial, cb, arg);
+	t->prompt_modal = 1;
+	t->modal_dirty = 1;
 }
 
 static void
@@ -949,10 +973,19 @@ tui_prompt_end(struct tui *t, int ok)
 	char		*text = xstrdup(buf_str(&t->prompt_text));
 
 	t->prompt_on = 0;
+	t->prompt_modal = 0;
 	t->layout_dirty = 1;
 	t->overlay_dirty = 1;
+	t->modal_dirty = 1;
 	cb(t, arg, ok ? text : NULL);
 	free(text);
+}
+
+void
+tui_prompt_cancel(struct tui *t)
+{
+	if (t->prompt_on)
+		tui_prompt_end(t, 0);
 }
 
 /* Insert the UTF-8 form of KEY into B at *cur. */

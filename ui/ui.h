@@ -258,6 +258,11 @@ int	 tui_session_request(struct tui *, const char *type, const char *key,
 typedef void (*tui_prompt_cb)(struct tui *, void *, const char *);
 void	 tui_prompt(struct tui *, const char *label, const char *initial,
 	     tui_prompt_cb, void *);
+/* The same inside the approval modal, over its key hints. */
+void	 tui_prompt_modal(struct tui *, const char *label,
+	     const char *initial, tui_prompt_cb, void *);
+/* Close the open prompt as Esc does (its CB gets NULL). */
+void	 tui_prompt_cancel(struct tui *);
 /* Tab in the prompt calls CB with the current text (rule: wider/narrower). */
 void	 tui_prompt_on_tab(struct tui *, tui_prompt_cb);
 void	 tui_prompt_set(struct tui *, const char *);

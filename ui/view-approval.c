@@ -4,7 +4,9 @@
  * parsed parts with each part's verdict and rule, the working directory and,
  * for a write in manual mode, the diff of the proposed change. y allows once,
  * a always (a rule the user can edit first, Tab for the wider one), n denies,
- * e edits the command, m denies with a message to the agent.
+ * e edits the command, m denies with a message to the agent. The follow-up
+ * questions (which rule, the edited command, the message) are asked inside
+ * the modal, under the request they are about.
  *
  * The queue is the session's "pending" list from the server, kept current by
  * approval.needed and approval.decided events; any client's answer removes a
@@ -30,6 +32,7 @@ struct approval {
 	char		*edit_id;	/* an edited command the server judges */
 	char		*edit_cmd;
 	int		 guarded;	/* it showed while the user typed */
+	const char	*asking;	/* the keys of the open follow-up */
 };
 
 struct approval *
@@ -88,6 +91,9 @@ approval_remove(struct approval *a, const char *id)
 		cJSON_DeleteItemFromArray(a->queue, i);
 		if (i == 0)
 			a->scroll = 0;
+		/* Answered elsewhere: its question must not sit on the next. */
+		if (i == 0 && a->asking != NULL)
+			tui_prompt_cancel(a->tui);
 	}
 }
 
@@ -113,6 +119,8 @@ approval_event(struct approval *a, const cJSON *ev)
 		/* A finished run has nothing left to approve. */
 		cJSON_Delete(a->queue);
 		a->queue = cJSON_CreateArray();
+		if (a->asking != NULL)
+			tui_prompt_cancel(a->tui);
 	}
 }
 
@@ -195,6 +203,15 @@ approval_send(struct approval *a, const char *id, const char *decision,
 	approval_remove(a, id);
 }
 
+/* A follow-up question inside the modal; HINT replaces its key hints. */
+static void
+approval_ask(struct approval *a, const char *label, const char *initial,
+    tui_prompt_cb cb, const char *hint)
+{
+	tui_prompt_modal(a->tui, label, initial, cb, a);
+	a->asking = hint;
+}
+
 static const char *
 approval_rule(const cJSON *r, int wider)
 {
@@ -211,6 +228,7 @@ approval_always_cb(struct tui *t, void *arg, const char *text)
 {
 	struct approval	*a = arg;
 
+	a->asking = NULL;
 	if (text != NULL)
 		approval_send(a, a->prompt_id, "always", *text != '\0' ?
 		    "rule" : NULL, text);
@@ -258,6 +276,7 @@ approval_edit_cb(struct tui *t, void *arg, const char *text)
 {
 	struct approval	*a = arg;
 
+	a->asking = NULL;
 	if (text != NULL && *text != '\0' && a->prompt_id != NULL)
 		approval_send_edit(a, a->prompt_id, text, 0);
 	free(a->prompt_id);
@@ -269,6 +288,7 @@ approval_override_cb(struct tui *t, void *arg, const char *text)
 {
 	struct approval	*a = arg;
 
+	a->asking = NULL;
 	if (a->edit_id == NULL || approval_find(a, a->edit_id) < 0)
 		return;
 	if (text != NULL && strcmp(text, "yes") == 0) {
@@ -291,7 +311,8 @@ approval_refused(struct approval *a, const char *id, const char *why)
 	/* The server's reason names the rule; keep it up to the ';'. */
 	label = xprintf("%.*s. Run it anyway? type yes:",
 	    (int)strcspn(why, ";"), why);
-	tui_prompt(a->tui, label, "", approval_override_cb, a);
+	approval_ask(a, label, "", approval_override_cb,
+	    "yes and Enter: run it anyway · Esc: back to the request");
 	free(label);
 	return 1;
 }
@@ -301,6 +322,7 @@ approval_message_cb(struct tui *t, void *arg, const char *text)
 {
 	struct approval	*a = arg;
 
+	a->asking = NULL;
 	if (text != NULL)
 		approval_send(a, a->prompt_id, "deny", *text != '\0' ?
 		    "message" : NULL, text);
@@ -355,15 +377,17 @@ approval_key(struct approval *a, int key)
 		}
 		a->wider = 0;
 		if (json_str(r, "path") != NULL) {
-			tui_prompt(a->tui, "always allow writes matching "
+			approval_ask(a, "always allow writes matching "
 			    "(empty: this path only):", "", approval_always_cb,
-			    a);
+			    "Enter: save the rule and allow · Esc: back");
 			break;
 		}
 		rule = approval_rule(r, 0);
-		tui_prompt(a->tui, rule != NULL ? "always allow, rule (Tab: "
+		approval_ask(a, rule != NULL ? "always allow, rule (Tab: "
 		    "wider):" : "always allow, rule (none proposed, type one):",
-		    rule != NULL ? rule : "", approval_always_cb, a);
+		    rule != NULL ? rule : "", approval_always_cb,
+		    "Enter: save the rule and allow · Tab: wider or narrower "
+		    "rule · Esc: back");
 		tui_prompt_on_tab(a->tui, approval_tab_cb);
 		break;
 	case ACT_EDIT:
@@ -371,11 +395,12 @@ approval_key(struct approval *a, int key)
 			tui_flash(a->tui, "only a command can be edited");
 			break;
 		}
-		tui_prompt(a->tui, "run instead:", cmd, approval_edit_cb, a);
+		approval_ask(a, "run instead:", cmd, approval_edit_cb,
+		    "Enter: run this (the policy judges it) · Esc: back");
 		break;
 	case ACT_MESSAGE:
-		tui_prompt(a->tui, "deny, tell the agent:", "",
-		    approval_message_cb, a);
+		approval_ask(a, "deny, tell the agent:", "",
+		    approval_message_cb, "Enter: deny and send · Esc: back");
 		break;
 	case ACT_PAGE_UP:
 		a->scroll = a->scroll > 5 ? a->scroll - 5 : 0;
@@ -594,6 +619,8 @@ approval_draw(struct approval *a, WINDOW *win, int w, int h)
 	}
 	if (tui_readonly(a->tui))
 		s = "read-only: another client answers";
+	else if (a->asking != NULL)
+		s = a->asking;
 	else if (a->guarded)
 		s = "you were typing: keys go on to the input · C-o to answer "
 		    "this request";
