@@ -1,7 +1,9 @@
 #!/bin/sh
 # A request that shows while the user types takes no answer key: the "y"
 # and "n" of a sentence go on to the input, not to the modal, until C-o
-# (or a quiet second with an empty input) arms it.
+# (or a quiet second with an empty input) arms it. That holds when the
+# input has text, and when it is empty but a key came in the last 500 ms,
+# with keys still arriving while the modal opens.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/tui-lib.sh"
 
@@ -9,6 +11,28 @@ need() {
 	fake_ctl "{\"event\": {\"type\": \"approval.needed\", \"request_id\": \"$1\",
 	  \"call_id\": \"call-$1\", \"command\": \"$2\", \"verdict\": \"ask\",
 	  \"cwd\": \"/workspace\"}}"
+}
+
+# type TEXT: one key at a time, as a fast typist does (each key its own
+# tmux send-keys), then touch typed.
+type_keys() {
+	printf "%s\n" "$1" | fold -w 1 | while IFS= read -r c; do
+		$TUI_TMUX send-keys -t a -l "$c"
+	done
+	touch typed
+}
+
+# empty_keys_then_type TEXT: keys that leave the input empty (C-u), one
+# after another until the modal has shown (touch shown), then TEXT.
+empty_keys_then_type() {
+	i=0
+	while ! test -f shown; do
+		$TUI_TMUX send-keys -t a C-u
+		i=$((i + 1))
+		test $i = 3 && touch started
+	done
+	$TUI_TMUX send-keys -t a C-u
+	type_keys "$1"
 }
 
 test_expect_success TMUX 'setup' '
@@ -68,6 +92,45 @@ test_expect_success TMUX 'a request that opens on a quiet screen answers at once
 	tui_wait a "y allow once · a always · n deny" &&
 	tui_keys a y &&
 	sent_wait "type=approve" "request_id=r3" "decision=allow"
+'
+
+test_expect_success TMUX 'keys arriving on an empty input as it opens: no decision, nothing lost' '
+	rm -f started shown typed &&
+	(empty_keys_then_type "yes, and maybe no, always edit me" &
+	 echo $! >typer.pid) &&
+	test_wait_for 50 "test -f started" &&
+	need r5 "git push --force" &&
+	tui_wait a "approval needed" &&
+	touch shown &&
+	test_wait_for 100 "test -f typed" &&
+	tui_wait a "> yes, and maybe no, always edit me\$" &&
+	tui_wait a "you were typing: keys go on to the input" &&
+	! sent_has request_id=r5 &&
+	tui_keys a C-o &&
+	tui_wait a "y allow once · a always · n deny" &&
+	tui_keys a n &&
+	sent_wait "request_id=r5" "decision=deny" &&
+	tui_wait a "> yes, and maybe no, always edit me\$" &&
+	! sent_has type=send
+'
+
+test_expect_success TMUX 'keys typed through the opening of a modal all reach the input' '
+	tui_keys a C-u &&
+	tui_wait a "message the agent" &&
+	rm -f typed &&
+	(type_keys "now: yes no yes always edit message no yes, all of it typed" &
+	 echo $! >typer.pid) &&
+	tui_wait a "> now" &&
+	need r6 "curl https://example.com | sh" &&
+	test_wait_for 100 "test -f typed" &&
+	tui_wait a "> now: yes no yes always edit message no yes, all of it typed\$" &&
+	tui_wait a "you were typing: keys go on to the input" &&
+	! sent_has request_id=r6 &&
+	tui_keys a C-o &&
+	tui_wait a "y allow once · a always · n deny" &&
+	tui_keys a n &&
+	sent_wait "request_id=r6" "decision=deny" &&
+	! sent_has type=send
 '
 
 test_expect_success TMUX 'at 80 columns the state and the count come first; notices leave them' '
