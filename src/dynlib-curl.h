@@ -55,6 +55,12 @@ struct dynlib_curl_fns {
 #undef X
 
 int	 dynlib_load_curl(char **cause);
+/*
+ * What every holt request sets: no redirects, http(s) only, 15 s to
+ * connect, timeout_s in all (0: none), no signals, errors into err
+ * (CURL_ERROR_SIZE bytes).
+ */
+void	 dynlib_curl_easy_defaults(void *easy, long timeout_s, char *err);
 const struct dynlib_curl_fns *dynlib_curl(void);
 
 #define DYNLIB_CURL(f)	(dynlib_curl()->f)

@@ -118,3 +118,20 @@ dynlib_git2(void)
 		fatalx("%s", cause);
 	return &dynlib_git2_table;
 }
+
+void
+dynlib_curl_easy_defaults(void *easy, long timeout_s, char *err)
+{
+	CURL	*c = easy;
+
+	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
+#if LIBCURL_VERSION_NUM >= 0x075500
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https,http");
+#else
+	curl_easy_setopt(c, CURLOPT_PROTOCOLS, CURLPROTO_HTTPS|CURLPROTO_HTTP);
+#endif
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 15L);
+	curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout_s);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
+}

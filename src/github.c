@@ -145,16 +145,7 @@ github_request(const char *method, const char *url, const char *token,
 	curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
 	if (body != NULL)
 		curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-#if LIBCURL_VERSION_NUM >= 0x075500
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https,http");
-#else
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS, CURLPROTO_HTTPS|CURLPROTO_HTTP);
-#endif
-	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT, 15L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_ERRORBUFFER, err);
+	dynlib_curl_easy_defaults(c, 60L, err);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, github_write_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
 	curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, github_header_cb);
