@@ -1,0 +1,1049 @@
+/*
+ * e2b-bridge.c: holt's envd protocol (holt-envd(8), PROTOCOL) served by
+ * E2B's envd API, so that everything in holt that speaks to a sandbox
+ * speaks to an E2B one unchanged.
+ *
+ * e2b_bridge_open returns one end of a socket pair; a thread reads the
+ * requests from the other and answers each with E2B calls (e2b-client.h):
+ * exec and attach are a process stream each, in a thread of their own so
+ * that stdin and signal go on meanwhile; files are GET/POST /files and
+ * filesystem.Filesystem. Frames are written whole under one lock. When
+ * holt closes its end, running commands go on (as with holt-envd): their
+ * streams are read to the end with nobody to tell. The bridge keeps the
+ * sandbox's E2B timeout from running out while it is used, and resumes it
+ * if it ran out (E2B paused it) before the next request.
+ *
+ * What E2B has no equal of: attach re-joins from now on (E2B keeps no past
+ * output), and watch, service, forward and pause are refused by name.
+ */
+#include <sys/socket.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "e2b-client.h"
+#include "sandbox.h"
+
+struct e2b_bridge {
+	int			 fd;
+	pthread_mutex_t		 lock;		/* fd writes, refs, used_ms */
+	int			 refs;
+	struct e2b_client	*client;
+	struct e2b_sbx		 sbx;
+	long			 timeout_s;
+	uint64_t		 used_ms;	/* the timeout last set then */
+};
+
+struct bridge_exec {
+	struct e2b_bridge	*br;
+	cJSON			*req;
+	double			 id;
+	long			 pid;
+	int			 pty;
+	uint64_t		 start_ms;
+	uint64_t		 deadline_ms;	/* 0: none */
+	int			 timed_out;
+	long long		 off_out, off_err, off_pty;
+	int			 exited;
+};
+
+static void
+bridge_unref(struct e2b_bridge *br)
+{
+	int	 last;
+
+	pthread_mutex_lock(&br->lock);
+	last = --br->refs == 0;
+	pthread_mutex_unlock(&br->lock);
+	if (!last)
+		return;
+	close(br->fd);
+	e2b_sbx_release(&br->sbx);
+	e2b_client_free(br->client);
+	pthread_mutex_destroy(&br->lock);
+	free(br);
+}
+
+/* One frame, whole; a closed peer is not an error here (commands go on). */
+static void
+bridge_send(struct e2b_bridge *br, cJSON *j)
+{
+	char	*data;
+	size_t	 len, done = 0;
+	ssize_t	 n;
+
+	if ((data = frame_encode(j, &len)) == NULL)
+		return;
+	pthread_mutex_lock(&br->lock);
+	while (done < len) {
+		n = send(br->fd, data + done, len - done, MSG_NOSIGNAL);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		done += (size_t)n;
+	}
+	pthread_mutex_unlock(&br->lock);
+	free(data);
+}
+
+static cJSON *
+reply_new(double id)
+{
+	cJSON	*j = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(j, "id", id);
+	return j;
+}
+
+static void
+send_ok(struct e2b_bridge *br, double id, cJSON *j)
+{
+	if (j == NULL)
+		j = reply_new(id);
+	cJSON_AddBoolToObject(j, "ok", 1);
+	bridge_send(br, j);
+	cJSON_Delete(j);
+}
+
+static void
+send_error(struct e2b_bridge *br, double id, const char *msg)
+{
+	cJSON	*j = reply_new(id);
+
+	cJSON_AddStringToObject(j, "error", msg);
+	bridge_send(br, j);
+	cJSON_Delete(j);
+}
+
+/*
+ * Keep E2B's timeout from running out while the sandbox is in use: set it
+ * again once a third of it has passed; past all of it, E2B has paused the
+ * sandbox and connect resumes it.
+ */
+static void
+bridge_keep(struct e2b_bridge *br)
+{
+	uint64_t	 now = json_now_ms(), used;
+	struct e2b_sbx	 again;
+	char		*cause = NULL;
+	int		 r;
+
+	pthread_mutex_lock(&br->lock);
+	used = br->used_ms;
+	if (now - used > (uint64_t)br->timeout_s * 1000 / 3)
+		br->used_ms = now;
+	pthread_mutex_unlock(&br->lock);
+	if (now - used <= (uint64_t)br->timeout_s * 1000 / 3)
+		return;
+	if (now - used < (uint64_t)br->timeout_s * 1000)
+		r = e2b_client_set_timeout(br->client, br->sbx.id,
+		    br->timeout_s, &cause);
+	else if ((r = e2b_client_connect(br->client, br->sbx.id,
+	    br->timeout_s, &again, &cause)) == 0)
+		e2b_sbx_release(&again);
+	if (r != 0) {
+		log_warnx("e2b sandbox '%s': %s", br->sbx.id, cause);
+		free(cause);
+	}
+}
+
+/* holt's paths are below /workspace when relative; E2B's below home. */
+static char *
+bridge_path(const cJSON *req, const char *key)
+{
+	const char	*p = json_str(req, key);
+
+	if (p == NULL || *p == '\0')
+		return xstrdup("/workspace");
+	if (*p == '/')
+		return xstrdup(p);
+	return xprintf("/workspace/%s", p);
+}
+
+/* E2B's Connect errors in holt-envd's words, the path quoted. */
+static char *
+fs_error(const char *what, const char *path, const char *code,
+    const char *cause)
+{
+	if (code != NULL && strcmp(code, "not_found") == 0)
+		return xprintf("%s '%s': No such file or directory", what,
+		    path);
+	return xprintf("%s '%s': %s", what, path, cause);
+}
+
+static cJSON *
+process_sel(long pid)
+{
+	cJSON	*j = cJSON_CreateObject();
+
+	cJSON_AddNumberToObject(cJSON_AddObjectToObject(j, "process"), "pid",
+	    (double)pid);
+	return j;
+}
+
+/* ---- commands ---- */
+
+static int
+signal_number(const char *status)
+{
+	static const struct { const char *name; int n; } sigs[] = {
+		{ "hangup", 1 }, { "interrupt", 2 }, { "quit", 3 },
+		{ "aborted", 6 }, { "killed", 9 }, { "segmentation fault", 11 },
+		{ "broken pipe", 13 }, { "terminated", 15 },
+	};
+	size_t		 i;
+	const char	*s;
+
+	if (status == NULL || strncmp(status, "signal: ", 8) != 0)
+		return 0;
+	s = status + 8;
+	if (*s >= '0' && *s <= '9')
+		return atoi(s);
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		if (strncmp(s, sigs[i].name, strlen(sigs[i].name)) == 0)
+			return sigs[i].n;
+	}
+	return 9;
+}
+
+static void
+exec_data(struct bridge_exec *ex, const cJSON *data)
+{
+	static const char *const streams[] = { "stdout", "stderr", "pty" };
+	long long	*offs[] = { &ex->off_out, &ex->off_err, &ex->off_pty };
+	const char	*b64;
+	struct buf	 b;
+	cJSON		*j;
+	size_t		 i;
+
+	for (i = 0; i < 3; i++) {
+		if ((b64 = json_str(data, streams[i])) == NULL)
+			continue;
+		buf_init(&b);
+		if (envd_b64_decode(b64, &b) == 0 && b.len > 0) {
+			j = reply_new(ex->id);
+			cJSON_AddStringToObject(j, "event", streams[i]);
+			cJSON_AddNumberToObject(j, "pid", (double)ex->pid);
+			envd_data_set(j, b.data, b.len);
+			cJSON_AddNumberToObject(j, "offset", (double)*offs[i]);
+			*offs[i] += (long long)b.len;
+			bridge_send(ex->br, j);
+			cJSON_Delete(j);
+		}
+		buf_release(&b);
+	}
+}
+
+static void
+exec_end(struct bridge_exec *ex, const cJSON *end)
+{
+	cJSON		*j = reply_new(ex->id);
+	const char	*status = json_str(end, "status");
+	int		 sig = signal_number(status);
+
+	/* proto3 JSON leaves out zeros and false: no exitCode is 0. */
+	if (ex->timed_out && sig == 0)
+		sig = 9;
+	cJSON_AddStringToObject(j, "event", "exit");
+	cJSON_AddNumberToObject(j, "pid", (double)ex->pid);
+	if (sig > 0) {
+		cJSON_AddNullToObject(j, "code");
+		cJSON_AddNumberToObject(j, "signal", sig);
+	} else {
+		cJSON_AddNumberToObject(j, "code", json_num(end, "exitCode", 0));
+		cJSON_AddNullToObject(j, "signal");
+	}
+	cJSON_AddBoolToObject(j, "timed_out", ex->timed_out);
+	cJSON_AddNumberToObject(j, "duration_ms",
+	    (double)(json_now_ms() - ex->start_ms));
+	bridge_send(ex->br, j);
+	cJSON_Delete(j);
+	ex->exited = 1;
+}
+
+static void
+exec_timeout(struct bridge_exec *ex)
+{
+	cJSON	*req, *r;
+	char	*cause = NULL;
+
+	ex->timed_out = 1;
+	req = process_sel(ex->pid);
+	cJSON_AddStringToObject(req, "signal", "SIGNAL_SIGKILL");
+	r = e2b_envd_rpc(&ex->br->sbx, "process.Process/SendSignal", NULL,
+	    req, NULL, &cause);
+	cJSON_Delete(req);
+	cJSON_Delete(r);
+	free(cause);
+}
+
+/*
+ * Standard input: SendInput with the bytes (as "pty" on a terminal), then
+ * CloseStdin for eof.
+ */
+static int
+stdin_send(struct e2b_bridge *br, long pid, int pty, const void *data,
+    size_t len, int eof, char **cause)
+{
+	cJSON	*req, *r;
+	char	*b64;
+
+	if (len > 0) {
+		req = process_sel(pid);
+		b64 = envd_b64_encode(data, len);
+		cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "input"),
+		    pty ? "pty" : "stdin", b64);
+		free(b64);
+		r = e2b_envd_rpc(&br->sbx, "process.Process/SendInput", NULL,
+		    req, NULL, cause);
+		cJSON_Delete(req);
+		if (r == NULL)
+			return -1;
+		cJSON_Delete(r);
+	}
+	if (!eof)
+		return 0;
+	req = process_sel(pid);
+	r = e2b_envd_rpc(&br->sbx, "process.Process/CloseStdin", NULL, req,
+	    NULL, cause);
+	cJSON_Delete(req);
+	cJSON_Delete(r);
+	return r != NULL ? 0 : -1;
+}
+
+static void
+exec_feed(struct bridge_exec *ex, const char *data)
+{
+	char	*cause = NULL;
+
+	if (stdin_send(ex->br, ex->pid, 0, data, strlen(data), 1,
+	    &cause) != 0) {
+		log_warnx("e2b sandbox '%s': stdin: %s", ex->br->sbx.id, cause);
+		free(cause);
+	}
+}
+
+/* Each message of a Start or Connect stream; NULL: a second went by. */
+static int
+exec_msg(void *arg, const cJSON *msg)
+{
+	struct bridge_exec	*ex = arg;
+	const cJSON		*ev, *x;
+	cJSON			*j;
+
+	if (msg == NULL) {
+		if (ex->deadline_ms != 0 && !ex->timed_out && ex->pid > 0 &&
+		    json_now_ms() >= ex->deadline_ms)
+			exec_timeout(ex);
+		bridge_keep(ex->br);
+		return 0;
+	}
+	ev = cJSON_GetObjectItem(msg, "event");
+	if ((x = cJSON_GetObjectItem(ev, "start")) != NULL) {
+		ex->pid = (long)json_num(x, "pid", 0);
+		j = reply_new(ex->id);
+		if (strcmp(json_str(ex->req, "op"), "attach") == 0) {
+			cJSON_AddStringToObject(j, "event", "attached");
+			cJSON_AddBoolToObject(j, "running", 1);
+		} else
+			cJSON_AddStringToObject(j, "event", "started");
+		cJSON_AddNumberToObject(j, "pid", (double)ex->pid);
+		bridge_send(ex->br, j);
+		cJSON_Delete(j);
+		/* stdin as a string: fed, then closed. */
+		if ((x = cJSON_GetObjectItem(ex->req, "stdin")) != NULL &&
+		    cJSON_IsString(x))
+			exec_feed(ex, x->valuestring);
+	} else if ((x = cJSON_GetObjectItem(ev, "data")) != NULL)
+		exec_data(ex, x);
+	else if ((x = cJSON_GetObjectItem(ev, "end")) != NULL)
+		exec_end(ex, x);
+	return 0;
+}
+
+/* The Start request of an exec. */
+static cJSON *
+exec_start_req(struct e2b_bridge *br, const cJSON *req, char **cause)
+{
+	cJSON		*s = cJSON_CreateObject(), *p, *args, *sz, *r, *st;
+	const cJSON	*argv = cJSON_GetObjectItem(req, "argv"), *a, *pty;
+	const char	*cmd = json_str(req, "cmd");
+	char		*cwd, *within = NULL, *code = NULL;
+	int		 first = 1;
+
+	p = cJSON_AddObjectToObject(s, "process");
+	args = cJSON_CreateArray();
+	if (json_str(req, "within") != NULL) {
+		/* The command gets it as stdin, and a directory as its cwd. */
+		within = bridge_path(req, "within");
+		st = cJSON_CreateObject();
+		cJSON_AddStringToObject(st, "path", within);
+		r = e2b_envd_rpc(&br->sbx, "filesystem.Filesystem/Stat", NULL,
+		    st, &code, cause);
+		cJSON_Delete(st);
+		if (r == NULL) {
+			char *m = fs_error("path", json_str(req, "within"), code,
+			    *cause);
+			free(*cause);
+			*cause = m;
+			goto fail;
+		}
+		cwd = strcmp(json_str(cJSON_GetObjectItem(r, "entry"),
+		    "type") != NULL ? json_str(cJSON_GetObjectItem(r, "entry"),
+		    "type") : "", "FILE_TYPE_DIRECTORY") == 0 ?
+		    xstrdup(within) : bridge_path(req, "cwd");
+		cJSON_Delete(r);
+		cJSON_AddStringToObject(p, "cmd", "/bin/sh");
+		cJSON_AddItemToArray(args, cJSON_CreateString("-c"));
+		cJSON_AddItemToArray(args, cJSON_CreateString(
+		    "f=$1; shift; exec \"$@\" <\"$f\""));
+		cJSON_AddItemToArray(args, cJSON_CreateString("sh"));
+		cJSON_AddItemToArray(args, cJSON_CreateString(within));
+		first = 0;
+	} else
+		cwd = bridge_path(req, "cwd");
+	if (cJSON_IsArray(argv) && cJSON_GetArraySize(argv) > 0) {
+		cJSON_ArrayForEach(a, argv) {
+			if (!cJSON_IsString(a)) {
+				*cause = xstrdup("exec: argv: not all strings");
+				free(cwd);
+				goto fail;
+			}
+			if (first)
+				cJSON_AddStringToObject(p, "cmd", a->valuestring);
+			else
+				cJSON_AddItemToArray(args,
+				    cJSON_CreateString(a->valuestring));
+			first = 0;
+		}
+	} else if (cmd != NULL) {
+		if (first)
+			cJSON_AddStringToObject(p, "cmd", "/bin/sh");
+		else
+			cJSON_AddItemToArray(args, cJSON_CreateString("/bin/sh"));
+		cJSON_AddItemToArray(args, cJSON_CreateString("-c"));
+		cJSON_AddItemToArray(args, cJSON_CreateString(cmd));
+	} else {
+		*cause = xstrdup("exec: argv or cmd is required");
+		free(cwd);
+		goto fail;
+	}
+	cJSON_AddItemToObject(p, "args", args);
+	args = NULL;
+	if (cJSON_IsObject(cJSON_GetObjectItem(req, "env")))
+		cJSON_AddItemToObject(p, "envs", cJSON_Duplicate(
+		    cJSON_GetObjectItem(req, "env"), 1));
+	cJSON_AddStringToObject(p, "cwd", cwd);
+	free(cwd);
+	if ((pty = cJSON_GetObjectItem(req, "pty")) != NULL &&
+	    cJSON_IsObject(pty)) {
+		sz = cJSON_AddObjectToObject(cJSON_AddObjectToObject(s, "pty"),
+		    "size");
+		cJSON_AddNumberToObject(sz, "cols", json_num(pty, "cols", 80));
+		cJSON_AddNumberToObject(sz, "rows", json_num(pty, "rows", 24));
+	}
+	if (cJSON_GetObjectItem(req, "stdin") != NULL &&
+	    !cJSON_IsFalse(cJSON_GetObjectItem(req, "stdin")))
+		cJSON_AddBoolToObject(s, "stdin", 1);
+	free(within);
+	return s;
+fail:
+	free(within);
+	free(code);
+	cJSON_Delete(args);
+	cJSON_Delete(s);
+	return NULL;
+}
+
+static void *
+exec_thread(void *arg)
+{
+	struct bridge_exec	*ex = arg;
+	struct e2b_bridge	*br = ex->br;
+	cJSON			*s;
+	const char		*op = json_str(ex->req, "op");
+	char			*cause = NULL;
+	double			 t;
+
+	if (strcmp(op, "attach") == 0) {
+		ex->pid = (long)json_num(ex->req, "pid", 0);
+		s = process_sel(ex->pid);
+	} else if ((s = exec_start_req(br, ex->req, &cause)) == NULL)
+		goto fail;
+	if ((t = json_num(ex->req, "timeout_ms", 0)) > 0)
+		ex->deadline_ms = ex->start_ms + (uint64_t)t;
+	if (e2b_envd_stream(&br->sbx, strcmp(op, "attach") == 0 ?
+	    "process.Process/Connect" : "process.Process/Start", NULL, s,
+	    exec_msg, ex, &cause) != 0 && !ex->exited)
+		goto fail;
+	if (!ex->exited) {
+		cause = xstrdup("envd: the command's stream ended without "
+		    "its exit");
+		goto fail;
+	}
+	goto out;
+fail:
+	if (strcmp(op, "attach") == 0 && cause != NULL &&
+	    strstr(cause, "not_found") != NULL) {
+		free(cause);
+		cause = xprintf("pid %ld: no such command", ex->pid);
+	}
+	send_error(br, ex->id, cause);
+	free(cause);
+out:
+	cJSON_Delete(s);
+	cJSON_Delete(ex->req);
+	free(ex);
+	bridge_unref(br);
+	return NULL;
+}
+
+static void
+bridge_exec(struct e2b_bridge *br, cJSON *req, double id)
+{
+	struct bridge_exec	*ex = xcalloc(1, sizeof *ex);
+	pthread_t		 t;
+	pthread_attr_t		 attr;
+
+	ex->br = br;
+	ex->req = req;
+	ex->id = id;
+	ex->start_ms = json_now_ms();
+	pthread_mutex_lock(&br->lock);
+	br->refs++;
+	pthread_mutex_unlock(&br->lock);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, exec_thread, ex) != 0) {
+		send_error(br, id, "exec: cannot start a thread");
+		cJSON_Delete(req);
+		free(ex);
+		bridge_unref(br);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static int
+op_stdin(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
+    char **cause)
+{
+	struct buf	 b;
+	int		 r;
+
+	(void)reply;
+	buf_init(&b);
+	if (envd_data_get(req, &b) != 0) {
+		buf_release(&b);
+		*cause = xstrdup("stdin: bad base64");
+		return -1;
+	}
+	r = stdin_send(br, (long)json_num(req, "pid", 0), json_bool(req, "pty",
+	    0), b.data, b.len, json_bool(req, "eof", 0), cause);
+	buf_release(&b);
+	return r;
+}
+
+/* E2B has SIGTERM and SIGKILL; every other signal ends it as TERM does. */
+static int
+op_signal(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
+    char **cause)
+{
+	const cJSON	*s = cJSON_GetObjectItem(req, "signal");
+	cJSON		*r, *sel;
+	int		 kill;
+
+	(void)reply;
+	kill = (cJSON_IsNumber(s) && s->valueint == 9) || (cJSON_IsString(s) &&
+	    (strcmp(s->valuestring, "KILL") == 0 ||
+	    strcmp(s->valuestring, "SIGKILL") == 0));
+	sel = process_sel((long)json_num(req, "pid", 0));
+	cJSON_AddStringToObject(sel, "signal", kill ? "SIGNAL_SIGKILL" :
+	    "SIGNAL_SIGTERM");
+	r = e2b_envd_rpc(&br->sbx, "process.Process/SendSignal", NULL, sel,
+	    NULL, cause);
+	cJSON_Delete(sel);
+	cJSON_Delete(r);
+	return r != NULL ? 0 : -1;
+}
+
+static int
+op_resize(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
+    char **cause)
+{
+	cJSON	*sel, *sz, *r;
+
+	(void)reply;
+	sel = process_sel((long)json_num(req, "pid", 0));
+	sz = cJSON_AddObjectToObject(cJSON_AddObjectToObject(sel, "pty"),
+	    "size");
+	cJSON_AddNumberToObject(sz, "cols", json_num(req, "cols", 80));
+	cJSON_AddNumberToObject(sz, "rows", json_num(req, "rows", 24));
+	r = e2b_envd_rpc(&br->sbx, "process.Process/Update", NULL, sel, NULL,
+	    cause);
+	cJSON_Delete(sel);
+	cJSON_Delete(r);
+	return r != NULL ? 0 : -1;
+}
+
+static int
+op_ps(struct e2b_bridge *br, const cJSON *req, cJSON **reply, char **cause)
+{
+	cJSON		*q = cJSON_CreateObject(), *r, *arr, *c;
+	const cJSON	*p;
+
+	(void)req;
+	r = e2b_envd_rpc(&br->sbx, "process.Process/List", NULL, q, NULL,
+	    cause);
+	cJSON_Delete(q);
+	if (r == NULL)
+		return -1;
+	arr = cJSON_AddArrayToObject(*reply, "commands");
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(r, "processes")) {
+		c = cJSON_CreateObject();
+		cJSON_AddNumberToObject(c, "pid", json_num(p, "pid", 0));
+		cJSON_AddBoolToObject(c, "running", 1);
+		cJSON_AddBoolToObject(c, "pty", 0);
+		cJSON_AddNumberToObject(c, "clients", 0);
+		cJSON_AddItemToArray(arr, c);
+	}
+	cJSON_Delete(r);
+	return 0;
+}
+
+/* ---- files ---- */
+
+/* proto3 JSON: an int64 is a string, other numbers numbers. */
+static double
+pb_num(const cJSON *o, const char *key)
+{
+	const cJSON	*v = cJSON_GetObjectItem(o, key);
+
+	if (cJSON_IsNumber(v))
+		return v->valuedouble;
+	if (cJSON_IsString(v))
+		return strtod(v->valuestring, NULL);
+	return 0;
+}
+
+/* A google.protobuf.Timestamp ("2026-12-02T02:14:13.123Z") in ms. */
+static double
+pb_time_ms(const char *s)
+{
+	struct tm	 tm;
+	const char	*p;
+	double		 frac = 0;
+
+	memset(&tm, 0, sizeof tm);
+	if (s == NULL || (p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
+		return 0;
+	if (*p == '.')
+		frac = strtod(p, NULL);
+	return ((double)timegm(&tm) + frac) * 1000;
+}
+
+static const char *
+entry_type(const cJSON *e)
+{
+	const char	*t = json_str(e, "type"), *link;
+
+	/* Older envds give symlinkTarget, newer ones isSymlink or a type. */
+	if (((link = json_str(e, "symlinkTarget")) != NULL && *link != '\0') ||
+	    json_bool(e, "isSymlink", 0))
+		return "symlink";
+	if (t == NULL)
+		return "other";
+	if (strcmp(t, "FILE_TYPE_SYMLINK") == 0)
+		return "symlink";
+	if (strcmp(t, "FILE_TYPE_FILE") == 0)
+		return "file";
+	if (strcmp(t, "FILE_TYPE_DIRECTORY") == 0)
+		return "dir";
+	return "other";
+}
+
+/* An E2B EntryInfo as holt-envd's stat/list fields. */
+static void
+entry_fields(cJSON *to, const cJSON *e)
+{
+	cJSON_AddStringToObject(to, "type", entry_type(e));
+	cJSON_AddNumberToObject(to, "size", pb_num(e, "size"));
+	cJSON_AddNumberToObject(to, "mode", (double)((long)pb_num(e, "mode") &
+	    07777));
+	cJSON_AddNumberToObject(to, "mtime_ms",
+	    pb_time_ms(json_str(e, "modifiedTime")));
+}
+
+/* A filesystem.Filesystem call on path; its reply, or NULL and *cause. */
+static cJSON *
+fs_call(struct e2b_bridge *br, const char *method, cJSON *q,
+    const char *what, const char *shown, char **cause)
+{
+	cJSON	*r;
+	char	*code = NULL, *m;
+
+	r = e2b_envd_rpc(&br->sbx, method, NULL, q, &code, cause);
+	cJSON_Delete(q);
+	if (r == NULL) {
+		m = fs_error(what, shown, code, *cause);
+		free(*cause);
+		*cause = m;
+	}
+	free(code);
+	return r;
+}
+
+static cJSON *
+fs_path_req(const char *path)
+{
+	cJSON	*q = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(q, "path", path);
+	return q;
+}
+
+static int
+op_stat(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
+    char **cause)
+{
+	char		*path = bridge_path(req, "path");
+	cJSON		*r;
+	const cJSON	*e;
+
+	r = fs_call(br, "filesystem.Filesystem/Stat", fs_path_req(path),
+	    "path", json_str(req, "path") != NULL ? json_str(req, "path") : "",
+	    cause);
+	free(path);
+	if (r == NULL)
+		return -1;
+	e = cJSON_GetObjectItem(r, "entry");
+	entry_fields(*reply, e);
+	if (json_str(e, "symlinkTarget") != NULL)
+		cJSON_AddStringToObject(*reply, "target",
+		    json_str(e, "symlinkTarget"));
+	cJSON_Delete(r);
+	return 0;
+}
+
+static int
+op_list(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
+    char **cause)
+{
+	char		*path = bridge_path(req, "path");
+	cJSON		*q = fs_path_req(path), *r, *arr, *o;
+	const cJSON	*e;
+	const char	*p;
+	size_t		 n = strlen(path);
+
+	cJSON_AddNumberToObject(q, "depth", json_num(req, "depth", 1));
+	r = fs_call(br, "filesystem.Filesystem/ListDir", q, "path",
+	    json_str(req, "path") != NULL ? json_str(req, "path") : ".",
+	    cause);
+	if (r == NULL) {
+		free(path);
+		return -1;
+	}
+	arr = cJSON_AddArrayToObject(*reply, "entries");
+	cJSON_ArrayForEach(e, cJSON_GetObjectItem(r, "entries")) {
+		if ((p = json_str(e, "path")) == NULL)
+			continue;
+		if (strncmp(p, path, n) == 0 && p[n] == '/')
+			p += n + 1;
+		else if (strcmp(path, "/") == 0 && *p == '/')
+			p++;
+		o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "path", p);
+		entry_fields(o, e);
+		cJSON_AddItemToArray(arr, o);
+	}
+	cJSON_Delete(r);
+	free(path);
+	return 0;
+}
+
+static char *
+file_get(struct e2b_bridge *br, const char *path, const char *shown,
+    size_t *lenp, char **cause)
+{
+	char	*data, *m;
+	int	 gone;
+
+	if ((data = e2b_envd_file_get(&br->sbx, path, lenp, &gone, cause))
+	    == NULL) {
+		m = fs_error("path", shown, gone ? "not_found" : NULL, *cause);
+		free(*cause);
+		*cause = m;
+	}
+	return data;
+}
+
+static int
+op_read(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
+    char **cause)
+{
+	char		*path = bridge_path(req, "path"), *data;
+	size_t		 len, off, n;
+	double		 o = json_num(req, "offset", 0);
+	double		 l = json_num(req, "length", ENVD_READ_MAX);
+
+	data = file_get(br, path, json_str(req, "path") != NULL ?
+	    json_str(req, "path") : "", &len, cause);
+	free(path);
+	if (data == NULL)
+		return -1;
+	off = o > 0 ? (o < (double)len ? (size_t)o : len) : 0;
+	n = l > 0 && l < ENVD_READ_MAX ? (size_t)l : ENVD_READ_MAX;
+	if (n > len - off)
+		n = len - off;
+	envd_data_set(*reply, data + off, n);
+	cJSON_AddNumberToObject(*reply, "size", (double)len);
+	cJSON_AddBoolToObject(*reply, "eof", off + n == len);
+	free(data);
+	return 0;
+}
+
+/* write: E2B's upload replaces the file and makes its parents. */
+static int
+op_write(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
+    char **cause)
+{
+	char		*path = bridge_path(req, "path"), *old = NULL, *dir;
+	const char	*shown = json_str(req, "path") != NULL ?
+			    json_str(req, "path") : "";
+	struct buf	 b;
+	size_t		 oldlen = 0;
+	int		 r = -1, gone;
+	cJSON		*st;
+
+	buf_init(&b);
+	if (envd_data_get(req, &b) != 0) {
+		*cause = xstrdup("write: bad base64");
+		goto out;
+	}
+	if (!json_bool(req, "parents", 1) && strrchr(path, '/') != path) {
+		dir = xstrndup(path, (size_t)(strrchr(path, '/') - path));
+		st = fs_call(br, "filesystem.Filesystem/Stat", fs_path_req(dir),
+		    "path", shown, cause);
+		free(dir);
+		if (st == NULL)
+			goto out;
+		cJSON_Delete(st);
+	}
+	if (json_bool(req, "append", 0)) {
+		old = e2b_envd_file_get(&br->sbx, path, &oldlen, &gone, cause);
+		if (old == NULL && !gone)
+			goto out;
+		free(*cause);
+		*cause = NULL;
+		if (old != NULL) {
+			struct buf	 all;
+
+			buf_init(&all);
+			buf_add(&all, old, oldlen);
+			buf_add(&all, b.data, b.len);
+			buf_release(&b);
+			b = all;
+		}
+	}
+	if (e2b_envd_file_put(&br->sbx, path, b.data != NULL ? b.data : "",
+	    b.len, cause) != 0) {
+		char *m = fs_error("path", shown, NULL, *cause);
+
+		free(*cause);
+		*cause = m;
+		goto out;
+	}
+	cJSON_AddNumberToObject(*reply, "size", (double)b.len);
+	r = 0;
+out:
+	free(old);
+	free(path);
+	buf_release(&b);
+	return r;
+}
+
+static int
+op_remove(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
+    char **cause)
+{
+	char		*path = bridge_path(req, "path");
+	const char	*shown = json_str(req, "path") != NULL ?
+			    json_str(req, "path") : "";
+	cJSON		*r, *q;
+	int		 rc = -1;
+
+	(void)reply;
+	/* E2B removes a tree whole: without "recursive", only an empty one. */
+	if (!json_bool(req, "recursive", 0)) {
+		q = fs_path_req(path);
+		cJSON_AddNumberToObject(q, "depth", 1);
+		r = e2b_envd_rpc(&br->sbx, "filesystem.Filesystem/ListDir",
+		    NULL, q, NULL, cause);
+		cJSON_Delete(q);
+		free(*cause);
+		*cause = NULL;
+		if (r != NULL && cJSON_GetArraySize(cJSON_GetObjectItem(r,
+		    "entries")) > 0) {
+			cJSON_Delete(r);
+			*cause = xprintf("path '%s': Directory not empty",
+			    shown);
+			goto out;
+		}
+		cJSON_Delete(r);
+	}
+	if ((r = fs_call(br, "filesystem.Filesystem/Remove", fs_path_req(path),
+	    "path", shown, cause)) == NULL)
+		goto out;
+	cJSON_Delete(r);
+	rc = 0;
+out:
+	free(path);
+	return rc;
+}
+
+static int
+op_move(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
+    char **cause)
+{
+	char	*from = bridge_path(req, "from"), *to = bridge_path(req, "to");
+	cJSON	*q = cJSON_CreateObject(), *r;
+
+	(void)reply;
+	cJSON_AddStringToObject(q, "source", from);
+	cJSON_AddStringToObject(q, "destination", to);
+	r = fs_call(br, "filesystem.Filesystem/Move", q, "path",
+	    json_str(req, "from") != NULL ? json_str(req, "from") : "", cause);
+	free(from);
+	free(to);
+	cJSON_Delete(r);
+	return r != NULL ? 0 : -1;
+}
+
+static int
+op_hello(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
+    char **cause)
+{
+	char	*v;
+
+	(void)req;
+	(void)cause;
+	cJSON_AddNumberToObject(*reply, "version", ENVD_VERSION);
+	v = xprintf("e2b envd %s", *br->sbx.envd_version != '\0' ?
+	    br->sbx.envd_version : "?");
+	cJSON_AddStringToObject(*reply, "envd", v);
+	free(v);
+	cJSON_AddStringToObject(*reply, "sandbox", br->sbx.id);
+	return 0;
+}
+
+static const struct {
+	const char	*op;
+	int		(*fn)(struct e2b_bridge *, const cJSON *, cJSON **,
+			    char **);
+} bridge_ops[] = {
+	{ "hello", op_hello }, { "stdin", op_stdin }, { "signal", op_signal },
+	{ "resize", op_resize }, { "ps", op_ps }, { "read", op_read },
+	{ "write", op_write }, { "list", op_list }, { "stat", op_stat },
+	{ "remove", op_remove }, { "move", op_move },
+};
+
+static void
+bridge_request(struct e2b_bridge *br, cJSON *req)
+{
+	const char	*op = json_str(req, "op");
+	double		 id = json_num(req, "id", 0);
+	cJSON		*reply;
+	char		*cause = NULL, *m;
+	size_t		 i;
+
+	if (op == NULL) {
+		send_error(br, id, "no op");
+		cJSON_Delete(req);
+		return;
+	}
+	bridge_keep(br);
+	if (strcmp(op, "exec") == 0 || strcmp(op, "attach") == 0) {
+		bridge_exec(br, req, id);
+		return;
+	}
+	for (i = 0; i < sizeof bridge_ops / sizeof bridge_ops[0]; i++) {
+		if (strcmp(op, bridge_ops[i].op) != 0)
+			continue;
+		reply = reply_new(id);
+		if (bridge_ops[i].fn(br, req, &reply, &cause) == 0)
+			send_ok(br, id, reply);
+		else {
+			cJSON_Delete(reply);
+			send_error(br, id, cause);
+			free(cause);
+		}
+		cJSON_Delete(req);
+		return;
+	}
+	m = utf8_vis(op, 0);
+	cause = xprintf("op '%s': not available in an e2b sandbox", m);
+	send_error(br, id, cause);
+	free(cause);
+	free(m);
+	cJSON_Delete(req);
+}
+
+static void *
+bridge_thread(void *arg)
+{
+	struct e2b_bridge	*br = arg;
+	cJSON			*req;
+	char			*cause = NULL;
+
+	while (frame_read_fd(br->fd, &req, &cause) == 1) {
+		if (!cJSON_IsObject(req)) {
+			cJSON_Delete(req);
+			break;
+		}
+		bridge_request(br, req);
+	}
+	free(cause);
+	/* holt is gone: its commands' threads read on to their ends. */
+	shutdown(br->fd, SHUT_RDWR);
+	bridge_unref(br);
+	return NULL;
+}
+
+int
+e2b_bridge_open(struct e2b_client *c, struct e2b_sbx *sbx, long timeout_s,
+    char **cause)
+{
+	struct e2b_bridge	*br;
+	int			 sv[2];
+	pthread_t		 t;
+	pthread_attr_t		 attr;
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		*cause = xprintf("socketpair: %s", strerror(errno));
+		return -1;
+	}
+	br = xcalloc(1, sizeof *br);
+	br->fd = sv[1];
+	br->client = c;
+	br->sbx = *sbx;
+	memset(sbx, 0, sizeof *sbx);
+	br->timeout_s = timeout_s > 3 ? timeout_s : 3;
+	br->used_ms = json_now_ms();
+	br->refs = 1;
+	pthread_mutex_init(&br->lock, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, bridge_thread, br) != 0) {
+		pthread_attr_destroy(&attr);
+		*cause = xstrdup("e2b: cannot start a thread");
+		close(sv[0]);
+		bridge_unref(br);
+		return -1;
+	}
+	pthread_attr_destroy(&attr);
+	return sv[0];
+}
