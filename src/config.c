@@ -68,6 +68,10 @@ static const struct config_opt config_opts[] = {
 	{ "secret_vars", CT_STR, "", NULL, "more variable names whose values are redacted" },
 	{ "git_token", CT_STR, "", NULL, "token for https git and the PR API (else GITHUB_TOKEN, HOLT_GIT_TOKEN)" },
 	{ "github_api_url", CT_STR, "https://api.github.com", NULL, "API base for pull requests" },
+	{ "e2b_api_key", CT_STR, "", NULL, "key for --provider e2b (else E2B_API_KEY)" },
+	{ "e2b_api_url", CT_STR, "", NULL, "E2B's API (else E2B_API_URL, then https://api.e2b.app)" },
+	{ "e2b_sandbox_url", CT_STR, "", NULL, "one URL for every E2B sandbox's envd (else E2B_SANDBOX_URL)" },
+	{ "e2b_template", CT_STR, "base", NULL, "template of new e2b sandboxes" },
 };
 
 struct config_val {
@@ -535,7 +539,8 @@ config_is_secret(const char *key)
 {
 	return strcmp(key, "openai_api_key") == 0 ||
 	    strcmp(key, "anthropic_api_key") == 0 ||
-	    strcmp(key, "git_token") == 0;
+	    strcmp(key, "git_token") == 0 ||
+	    strcmp(key, "e2b_api_key") == 0;
 }
 
 void

@@ -66,6 +66,7 @@ struct sandbox_provider {
 extern const struct sandbox_provider *const sandbox_providers[];
 extern const struct sandbox_provider sandbox_local_provider;
 extern const struct sandbox_provider sandbox_local_light;
+extern const struct sandbox_provider sandbox_e2b_provider;
 
 /*
  * The provider of a spec ("local", "ssh:host"); *arg points into spec

@@ -1,0 +1,158 @@
+#!/bin/sh
+# --provider e2b: holt's sandboxes on an E2B server. The "cloud" is holt e2b
+# serve on loopback with a HOLT_HOME of its own; holt, the client, knows it
+# only by E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY.
+. "$(dirname "$0")/lib.sh"
+. "$TEST_DIRECTORY/e2b-lib.sh"
+
+CLOUD=$HOLT_HOME/c
+mkdir -p "$CLOUD"
+
+# The cloud's side of things: its own holt, its own sandboxes.
+cloud() {
+	HOLT_HOME=$CLOUD holt "$@"
+}
+
+cloud_serve() {
+	rm -f e2b.out
+	HOLT_HOME=$CLOUD "$HOLT_BUILD_DIR/holt" e2b serve \
+		--listen "127.0.0.1:${1:-0}" >e2b.out 2>>e2b.err &
+	echo $! >e2b.pid
+	test_wait_for 100 "grep -q listening e2b.out" || return 1
+	port=$(sed -n 's/.*:\([0-9]*\)$/\1/p' e2b.out)
+	cat >e2b.env <<-EOF
+	E2B_API_URL=http://127.0.0.1:$port
+	E2B_SANDBOX_URL=http://127.0.0.1:$port
+	E2B_API_KEY=$(cloud e2b key)
+	export E2B_API_URL E2B_SANDBOX_URL E2B_API_KEY
+	EOF
+}
+
+# The E2B id behind a holt sandbox.
+e2b_id_of() {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["e2b"]["id"])' \
+		"$HOLT_HOME/data/sandboxes/$1/meta.json"
+}
+
+test_when_finished 'e2b_stop
+	for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do holt sandbox rm "${d##*/}"; done
+	for d in "$CLOUD"/data/sandboxes/sbx-*; do cloud sandbox rm "${d##*/}"; done'
+
+test_expect_success BWRAP 'create: an E2B sandbox, known to holt as its own' '
+	cloud_serve &&
+	. ./e2b.env &&
+	holt sandbox create --provider e2b --name box >id &&
+	grep "^sbx-[0-9a-f]\{12\}$" id &&
+	e2b_id_of "$(cat id)" >eid &&
+	cloud sandbox ls >cloud.ls &&
+	grep "^$(cat eid) .* running" cloud.ls &&
+	holt sandbox ls >ls &&
+	grep "^$(cat id) *box *running .* e2b" ls &&
+	holt sandbox ls --json >ls.json &&
+	python3 -c "import json; s = [x for x in json.load(open(\"ls.json\"))
+	    if x[\"name\"] == \"box\"][0]; assert s[\"provider\"] == \"e2b\", s"
+'
+
+test_expect_success BWRAP 'the key is in no file of holt and not in the sandbox' '
+	. ./e2b.env &&
+	! grep -r -F "$E2B_API_KEY" "$HOLT_HOME/data" "$HOLT_HOME/config" 2>/dev/null &&
+	holt sandbox exec box -- env >env &&
+	! grep -F "$E2B_API_KEY" env &&
+	! grep -i "E2B_API_KEY" env
+'
+
+test_expect_success BWRAP 'exec: output streamed, both streams, the exit status' '
+	. ./e2b.env &&
+	test_expect_code 3 holt sandbox exec box -- sh -c \
+		"echo one; echo two >&2; pwd; exit 3" >out 2>err &&
+	printf "one\n/workspace\n" >expect &&
+	test_cmp expect out &&
+	echo two >expect &&
+	test_cmp expect err &&
+	# streamed: the first line is out before the command ends
+	( holt sandbox exec box -- sh -c "echo early; sleep 30" >slow.out & echo $! >slow.pid ) &&
+	test_wait_for 100 "grep -q early slow.out" &&
+	kill "$(cat slow.pid)" &&
+	printf "a\nb\n" | holt sandbox exec box -- cat >cat.out &&
+	printf "a\nb\n" >expect &&
+	test_cmp expect cat.out
+'
+
+test_expect_success BWRAP 'a command past its timeout is killed, as locally' '
+	. ./e2b.env &&
+	test_expect_code 124 holt sandbox exec box --timeout 1 -- sleep 30
+'
+
+test_expect_success BWRAP 'files: put and get, below /workspace, made by E2B' '
+	. ./e2b.env &&
+	printf "hello\nworld\n" >h.txt &&
+	holt sandbox put box h.txt sub/dir/h.txt &&
+	holt sandbox get box sub/dir/h.txt back.txt &&
+	test_cmp h.txt back.txt &&
+	cloud sandbox exec "$(cat eid)" -- cat /workspace/sub/dir/h.txt >there &&
+	test_cmp h.txt there &&
+	test_must_fail holt sandbox get box no/such x 2>err &&
+	grep "No such file" err
+'
+
+test_expect_success BWRAP 'pause and resume are E2B'"'"'s; a command wakes it' '
+	. ./e2b.env &&
+	holt sandbox pause box &&
+	cloud sandbox ls | grep "^$(cat eid) .* paused" &&
+	holt sandbox ls | grep "^$(cat id) .* paused" &&
+	holt sandbox resume box &&
+	cloud sandbox ls | grep "^$(cat eid) .* running" &&
+	holt sandbox pause box &&
+	echo back >expect &&
+	holt sandbox exec box -- echo back >out &&
+	test_cmp expect out &&
+	cloud sandbox ls | grep "^$(cat eid) .* running"
+'
+
+test_expect_success BWRAP 'the idle timeout is E2B'"'"'s: it pauses, the files stay' '
+	. ./e2b.env &&
+	holt sandbox create --provider e2b --idle-pause 2s --name short >id2 &&
+	holt sandbox exec short -- sh -c "echo kept >k" &&
+	e2b_id_of "$(cat id2)" >eid2 &&
+	test_wait_for 150 "cloud sandbox ls | grep \"^$(cat eid2) .* paused\"" &&
+	holt sandbox ls | grep "^$(cat id2) .* paused" &&
+	echo kept >expect &&
+	holt sandbox exec short -- cat k >out &&
+	test_cmp expect out
+'
+
+test_expect_success BWRAP 'a wrong key says so; the sandbox is untouched' '
+	. ./e2b.env &&
+	test_must_fail env E2B_API_KEY=e2b_wrong holt sandbox exec box -- true 2>err &&
+	grep "E2B said 401: check E2B_API_KEY" err &&
+	! grep e2b_wrong err &&
+	test_must_fail env -u E2B_API_KEY holt sandbox exec box -- true 2>err &&
+	grep "E2B_API_KEY" err &&
+	test_must_fail env E2B_API_KEY=e2b_wrong holt sandbox create \
+		--provider e2b 2>err &&
+	grep "E2B said 401" err &&
+	holt sandbox exec box -- true
+'
+
+test_expect_success BWRAP 'the server down: the error names its URL' '
+	. ./e2b.env &&
+	e2b_stop &&
+	test_must_fail holt sandbox exec box -- true 2>err &&
+	grep -F "$E2B_API_URL" err &&
+	port=${E2B_API_URL##*:} &&
+	cloud_serve "$port" &&
+	holt sandbox exec box -- true
+'
+
+test_expect_success BWRAP 'rm kills it at E2B; one gone there is an error, not a new one' '
+	. ./e2b.env &&
+	holt sandbox rm short &&
+	! cloud sandbox ls | grep "^$(cat eid2) " &&
+	cloud sandbox rm "$(cat eid)" &&
+	test_must_fail holt sandbox exec box -- true 2>err &&
+	grep "E2B no longer has\|E2B said 404" err &&
+	cloud sandbox ls >after &&
+	test_line_count = 1 after
+'
+
+test_done
