@@ -44,6 +44,9 @@ extern const struct mcp_transport mcp_http_transport;
 
 void	 mcp_server_recv(struct mcp_server *, const char *, size_t);
 void	 mcp_server_gone(struct mcp_server *, const char *why);
+/* The same, with the tail of what it said on stderr (err: the
+ * transport's, which is freed with it). */
+void	 mcp_server_died(struct mcp_server *, const char *why, struct buf *err);
 /*
  * Newline-delimited messages (stdio): data is added to in and each whole
  * line handed to mcp_server_recv. -1: the server was stopped meanwhile

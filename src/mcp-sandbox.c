@@ -48,18 +48,9 @@ static void
 box_gone(struct mcp_server *s, const char *why)
 {
 	struct mcp_box	*b = s->tp;
-	char		*tail, *msg;
 
 	b->req = 0;	/* envd is done with it */
-	if (b->err.len == 0) {
-		mcp_server_gone(s, why);
-		return;
-	}
-	tail = utf8_vis(buf_str(&b->err), UTF8_VIS_TEXT);
-	msg = xprintf("%s; its last words: %s", why, tail);
-	mcp_server_gone(s, msg);
-	free(msg);
-	free(tail);
+	mcp_server_died(s, why, &b->err);
 }
 
 static int

@@ -93,7 +93,7 @@ static void
 stdio_gone(struct mcp_server *s, const char *what)
 {
 	struct mcp_stdio	*st = s->tp;
-	char			*why, *tail, *msg;
+	char			*why;
 	int			 status;
 
 	if (waitpid(st->pid, &status, WNOHANG) == st->pid) {
@@ -106,14 +106,7 @@ stdio_gone(struct mcp_server *s, const char *what)
 			    WTERMSIG(status));
 	} else
 		why = xprintf("it %s", what);
-	if (st->err.len > 0) {
-		tail = utf8_vis(buf_str(&st->err), UTF8_VIS_TEXT);
-		msg = xprintf("%s; its last words: %s", why, tail);
-		mcp_server_gone(s, msg);
-		free(msg);
-		free(tail);
-	} else
-		mcp_server_gone(s, why);
+	mcp_server_died(s, why, &st->err);
 	free(why);
 }
 

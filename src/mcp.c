@@ -798,6 +798,25 @@ mcp_server_feed(struct mcp_server *s, struct buf *in, const char *data,
 }
 
 void
+mcp_server_died(struct mcp_server *s, const char *why, struct buf *err)
+{
+	char	*tail, *msg;
+
+	while (err->len > 0 && isspace((unsigned char)err->data[err->len - 1]))
+		err->len--;
+	if (err->len == 0) {
+		mcp_server_gone(s, why);
+		return;
+	}
+	buf_addc(err, '\0');
+	tail = utf8_vis(err->data, UTF8_VIS_TEXT);
+	msg = xprintf("%s; its last words: %s", why, tail);
+	mcp_server_gone(s, msg);
+	free(msg);
+	free(tail);
+}
+
+void
 mcp_server_gone(struct mcp_server *s, const char *why)
 {
 	mcp_srv_down((struct mcp_srv *)s, "%s", why);

@@ -433,6 +433,21 @@ agent_tool_summary(struct item *it, const cJSON *args)
 
 	buf_reset(&it->text);
 	buf_adds(&it->text, it->name != NULL ? it->name : "?");
+	if (it->name != NULL && strncmp(it->name, "mcp__", 5) == 0 &&
+	    cJSON_IsObject(args)) {
+		/* An MCP tool: its arguments, as JSON, on the one line. */
+		char *j = json_print(args);
+		size_t n = strlen(j);
+		if (n > 200) {
+			for (n = 200; n > 0 && (j[n] & 0xc0) == 0x80; n--)
+				;	/* not inside a character */
+		}
+		buf_addc(&it->text, ' ');
+		buf_add(&it->text, j, n);
+		free(j);
+		agent_one_line(&it->text);
+		return;
+	}
 	for (i = 0; i < nitems(keys); i++) {
 		if ((v = json_str(args, keys[i])) != NULL) {
 			buf_addc(&it->text, ' ');

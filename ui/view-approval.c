@@ -468,6 +468,25 @@ approval_wrap(WINDOW *win, int y, int maxy, int x, int cols, const char *s,
 	return y;
 }
 
+/*
+ * An MCP tool's arguments (DESIGN 18) as one line of JSON, cut at
+ * APPROVAL_ARGS_MAX bytes, or NULL when the request is not about one.
+ */
+#define APPROVAL_ARGS_MAX 2000
+static char *
+approval_arguments(const cJSON *r)
+{
+	const cJSON	*args = cJSON_GetObjectItem(r, "arguments");
+	char		*s;
+
+	if (!cJSON_IsObject(args))
+		return NULL;
+	s = json_print(args);
+	if (strlen(s) > APPROVAL_ARGS_MAX)
+		memcpy(s + APPROVAL_ARGS_MAX - 3, "...", 4);
+	return s;
+}
+
 /* Rows the modal needs for the oldest request, borders included. */
 int
 approval_height(struct approval *a, int w)
@@ -480,6 +499,11 @@ approval_height(struct approval *a, int w)
 		return 0;
 	if ((s = json_str(r, "command")) != NULL || (s = json_str(r, "path")))
 		h += 1 + text_width(s, strlen(s)) / (w > 16 ? w - 16 : 1);
+	if ((p = approval_arguments(r)) != NULL) {
+		/* An MCP tool: its name, and what it is given. */
+		h += 2 + text_width(p, strlen(p)) / (w > 16 ? w - 16 : 1);
+		free((char *)p);
+	}
 	/* A host the sandbox's proxy asks about: host:port, and by whom. */
 	h += (json_str(r, "host") != NULL) + (json_str(r, "by_command") != NULL);
 	h += json_str(r, "cwd") != NULL;
@@ -532,6 +556,7 @@ approval_draw(struct approval *a, WINDOW *win, int w, int h)
 {
 	const cJSON	*r = approval_head(a), *part, *parts;
 	const char	*s, *v, *diff, *line, *nl;
+	char		*args;
 	struct buf	 b = BUF_INIT;
 	enum ui_role	 role;
 	int		 y = 1, maxy = h - 3, skip, x;
@@ -550,7 +575,15 @@ approval_draw(struct approval *a, WINDOW *win, int w, int h)
 	text_draw_role(win, 0, 2, buf_str(&b), b.len, w - 4,
 	    ROLE_MODAL_BORDER);
 	buf_reset(&b);
-	if ((s = json_str(r, "command")) != NULL)
+	if ((args = approval_arguments(r)) != NULL) {
+		s = json_str(r, "tool");
+		y = approval_field(win, y, maxy, w, "tool", s != NULL ? s : "?",
+		    ROLE_TOOL);
+		if (y < maxy)
+			y = approval_field(win, y, maxy, w, "arguments", args,
+			    ROLE_MODAL);
+		free(args);
+	} else if ((s = json_str(r, "command")) != NULL)
 		y = approval_field(win, y, maxy, w, "command", s, ROLE_TOOL);
 	else if ((s = json_str(r, "path")) != NULL)
 		y = approval_field(win, y, maxy, w, "write", s, ROLE_TOOL);

@@ -1,0 +1,152 @@
+#!/bin/sh
+# MCP servers on the host (where = host): the reference server-everything
+# from the npm registry (echo, get-sum, progress, an image, no sampling),
+# the tool-* policy rules and the approval question, and servers that
+# crash, hang, answer junk or too much, which fail one call and are started
+# again on the next.
+. "$(dirname "$0")/lib.sh"
+. "$TEST_DIRECTORY/lib-engine.sh"
+. "$TEST_DIRECTORY/mcp-lib.sh"
+
+test_expect_success BWRAP,MCP 'setup' '
+	mkdir -p state "$HOLT_HOME/config" &&
+	cat >"$HOLT_HOME/config/policy" <<-\EOF &&
+	tool-allow ^mcp__everything__(echo|get-sum|get-tiny-image|trigger-long-running-operation)$
+	tool-deny ^mcp__everything__get-env$
+	tool-allow ^mcp__(crash|hang|junk|big|sample|list)__poke2?$
+	EOF
+	mcp_conf "[mcp everything]
+command = node
+args = $MCP_EVERYTHING stdio
+where = host"
+'
+
+test_expect_success BWRAP,MCP 'server-everything: echo, get-sum, progress, an image as a placeholder' '
+	cat >ev.json <<-\EOF &&
+	{ "turns": [
+	  { "expect": { "tools_include": ["mcp__everything__echo", "mcp__everything__get-sum", "read_file"] },
+	    "tool_calls": [
+	      { "name": "mcp__everything__echo", "arguments": { "message": "hello from holt" } },
+	      { "name": "mcp__everything__get-sum", "arguments": { "a": 2, "b": 40 } },
+	      { "name": "mcp__everything__trigger-long-running-operation",
+	        "arguments": { "duration": 1, "steps": 3 } },
+	      { "name": "mcp__everything__get-tiny-image", "arguments": {} } ] },
+	  { "expect": { "last_tool_result_contains": "not shown" }, "text": "done" } ] }
+	EOF
+	holt run -s ev --model script:ev.json --net off --headless "go" >out &&
+	tail -n 1 out | grep "\"reason\":\"done\"" &&
+	mcp_result out 1 | grep "\"result\":\"Echo: hello from holt\"" &&
+	mcp_result out 2 | grep "The sum of 2 and 40 is 42" &&
+	mcp_result out 3 | grep "Long running operation completed" &&
+	events_of out tool.output | grep "progress 3/3" &&
+	mcp_result out 4 | grep "\[image (image/png, [0-9]* bytes) not shown: holt passes only text to the model\]" &&
+	! events_of out tool.finished | grep "\"error\":true" &&
+	events_of out approval.decided | grep -c "\"by\":\"policy\"" >n &&
+	echo 4 >expect && test_cmp expect n
+'
+
+test_expect_success BWRAP,MCP 'no sampling is offered, so the server lists no sampling tool' '
+	cat >nosample.json <<-\EOF &&
+	{ "turns": [ { "expect": { "tools_include": "mcp__everything__trigger-sampling-request" }, "text": "x" } ] }
+	EOF
+	test_expect_code 5 holt run -s ns --model script:nosample.json --net off \
+		--headless "go" >out3 &&
+	grep "tools_include" out3
+'
+
+test_expect_success BWRAP,MCP 'tool-deny refuses, no rule asks with the tool and its arguments' '
+	cat >deny.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [
+	      { "name": "mcp__everything__get-env", "arguments": {} },
+	      { "name": "mcp__everything__get-resource-links", "arguments": { "count": 2 } } ] },
+	  { "text": "ok" } ] }
+	EOF
+	test_expect_code 4 holt run -s deny --model script:deny.json --net off --ask deny \
+		--headless "go" >out &&
+	mcp_result out 1 | grep "\"denied\":{\"by\":\"policy\",\"rule\":\"^mcp__everything__get-env\$\"" &&
+	events_of out approval.needed >asked &&
+	test_line_count = 1 asked &&
+	grep "\"tool\":\"mcp__everything__get-resource-links\"" asked &&
+	grep "\"arguments\":{\"count\":2}" asked &&
+	grep "\"verdict\":\"ask\"" asked &&
+	grep "tool mcp__everything__get-resource-links" asked
+'
+
+test_expect_success BWRAP,MCP 'holt policy check --tool judges by the same rules' '
+	holt policy check --tool mcp__everything__echo >c1 &&
+	grep "^allow (auto mode): tool mcp__everything__echo" c1 &&
+	test_expect_code 11 holt policy check --tool mcp__everything__get-env &&
+	test_expect_code 10 holt policy check --json --tool mcp__x__y >c3 &&
+	grep "\"command\":\"tool mcp__x__y\",\"verdict\":\"ask\"" c3 &&
+	test_expect_code 11 holt policy check --mode strict --tool mcp__x__y
+'
+
+for m in crash hang junk big sample list; do
+	tiny_conf="${tiny_conf-}
+[mcp $m]
+command = node
+args = $MCP_TINY $m $TRASH_DIRECTORY/state
+where = host
+timeout = 3"
+done
+
+test_expect_success BWRAP,MCP 'a server that crashes, hangs, answers junk or too much fails one call; the next call starts it again' '
+	mcp_conf "$tiny_conf" &&
+	cat >bad.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [
+	      { "name": "mcp__crash__poke", "arguments": {} },
+	      { "name": "mcp__crash__poke", "arguments": {} },
+	      { "name": "mcp__hang__poke", "arguments": {} },
+	      { "name": "mcp__hang__poke", "arguments": {} },
+	      { "name": "mcp__junk__poke", "arguments": {} },
+	      { "name": "mcp__junk__poke", "arguments": {} },
+	      { "name": "mcp__big__poke", "arguments": {} },
+	      { "name": "mcp__big__poke", "arguments": {} },
+	      { "name": "mcp__sample__poke", "arguments": {} } ] },
+	  { "expect": { "last_tool_result_contains": "does not offer sampling" },
+	    "text": "all seen" } ] }
+	EOF
+	holt run -s bad --model script:bad.json --net off --headless "go" \
+		>out 2>err &&
+	tail -n 1 out | grep "\"reason\":\"done\"" &&
+	grep "session .bad.: mcp server .hang.: a call timed out after 3 s" err &&
+	grep "session .bad.: mcp server .junk.: it answered what is not JSON-RPC" err &&
+	mcp_result out 1 | grep "\"error\":true" &&
+	mcp_result out 1 | grep "mcp server .crash. failed: it exited with status 3; its last words: tiny: crashing on purpose" &&
+	mcp_result out 2 | grep "\"result\":\"alive, start 2\"" &&
+	mcp_result out 3 | grep "tool .poke. did not answer within 3 s" &&
+	mcp_result out 4 | grep "\"result\":\"alive, start 2\"" &&
+	mcp_result out 5 | grep "it answered what is not JSON-RPC: .this is not json at all." &&
+	mcp_result out 6 | grep "\"result\":\"alive, start 2\"" &&
+	mcp_result out 7 | grep "it sent a message over the limit of 4 MiB" &&
+	mcp_result out 8 | grep "\"result\":\"alive, start 2\"" &&
+	mcp_result out 9 | grep "sampling answer: {\\\\\"code\\\\\":-32601,\\\\\"message\\\\\":\\\\\"holt does not offer sampling to MCP servers\\\\\"}"
+'
+
+test_expect_success BWRAP,MCP 'tools/list_changed: the new tool is offered at the next request' '
+	cat >list.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "mcp__list__poke", "arguments": {} } ] },
+	  { "expect": { "tools_include": "mcp__list__poke2" },
+	    "tool_calls": [ { "name": "mcp__list__poke2", "arguments": {} } ] },
+	  { "text": "ok" } ] }
+	EOF
+	holt run -s list --model script:list.json --net off --headless "go" >out &&
+	tail -n 1 out | grep "\"reason\":\"done\"" &&
+	mcp_result out 1 | grep "listed poke2" &&
+	mcp_result out 2 | grep "alive"
+'
+
+test_expect_success BWRAP,MCP 'a server that cannot start leaves its tools out; the session goes on' '
+	mcp_conf "[mcp gone]
+command = /nonexistent/mcp-server
+where = host" &&
+	echo "{\"turns\":[{\"text\":\"still here\"}]}" >gone.json &&
+	holt run -s gone --model script:gone.json --net off --headless "go" >out 2>err &&
+	tail -n 1 out | grep "\"reason\":\"done\"" &&
+	! grep mcp__gone out
+'
+
+test_done
