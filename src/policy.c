@@ -59,6 +59,7 @@ struct policy {
 	struct policy_net	*net;	/* net-allow/net-deny: policy-net.c */
 	pcre2_match_data	*md;
 	pcre2_match_context	*mctx;
+	char			*root;	/* of write rules; NULL: /workspace */
 };
 
 /* The built-in defaults: reading and inspecting; the rest is asked. */
@@ -224,6 +225,7 @@ policy_free(struct policy *p)
 
 	if (p == NULL)
 		return;
+	free(p->root);
 	for (i = 0; i < p->ngroups; i++)
 		policy_group_release(&p->groups[i]);
 	free(p->groups);
@@ -618,7 +620,9 @@ struct pctx {
 	struct policy	*p;
 	struct pitem	*items;
 	size_t		 nitems, aitems;
-	char		*cwds[MAX_CWDS];	/* "" is /workspace */
+	const char	*root;		/* write rules' paths are below it */
+	const char	*start;		/* where the command starts */
+	char		*cwds[MAX_CWDS];	/* after each cd */
 	size_t		 ncwds;
 	int		 cwd_unknown;
 	unsigned int	 depth;
@@ -866,21 +870,23 @@ write_item_path(struct pctx *c, const char *abs, const char *what)
 {
 	struct pitem	*it;
 	char		*canon = path_canon(abs);
-	size_t		 wl = strlen(WORKSPACE);
+	size_t		 wl = strlen(c->root);
+	int		 ws = strcmp(c->root, WORKSPACE) == 0;
 
 	it = item_new(c);
 	it->write = 1;
-	if (strcmp(canon, WORKSPACE) == 0) {
+	if (strcmp(canon, c->root) == 0) {
 		item_form(it, xstrdup("."));
 		if (write_removes(what))
-			item_problem(it, "%s would remove the whole workspace",
-			    what);
-	} else if (strncmp(canon, WORKSPACE "/", wl + 1) == 0) {
+			item_problem(it, "%s would remove the whole %s", what,
+			    ws ? "workspace" : c->root);
+	} else if (strncmp(canon, c->root, wl) == 0 && canon[wl] == '/') {
 		item_form(it, xstrdup(canon + wl + 1));
 		item_form(it, xprintf("%s/", canon + wl + 1));
 	} else {
 		item_form(it, xstrdup(canon));
-		item_problem(it, "%s '%s' is outside the workspace", what, canon);
+		item_problem(it, "%s '%s' is outside %s", what, canon,
+		    ws ? "the workspace" : c->root);
 	}
 	free(canon);
 }
@@ -957,13 +963,13 @@ write_target(struct pctx *c, const struct policy_word *w, const char *what)
 		return;
 	}
 	if (c->ncwds == 0) {
-		abs = xprintf("%s/%s", WORKSPACE, w->text);
+		abs = xprintf("%s/%s", c->start, w->text);
 		write_item_path(c, abs, what);
 		free(abs);
 		return;
 	}
 	/* After a cd the write may happen here or there: judge each. */
-	abs = xprintf("%s/%s", WORKSPACE, w->text);
+	abs = xprintf("%s/%s", c->start, w->text);
 	write_item_path(c, abs, what);
 	free(abs);
 	for (i = 0; i < c->ncwds; i++) {
@@ -1013,7 +1019,7 @@ note_cd(struct pctx *c, const struct pcmd *pc)
 	else if (c->ncwds > 0)
 		abs = xprintf("%s/%s", c->cwds[c->ncwds - 1], w->text);
 	else
-		abs = xprintf("%s/%s", WORKSPACE, w->text);
+		abs = xprintf("%s/%s", c->start, w->text);
 	canon = path_canon(abs);
 	free(abs);
 	c->cwds[c->ncwds++] = canon;
@@ -1793,7 +1799,7 @@ git_path(struct pctx *c, const char *base, const struct policy_word *w,
 				return NULL;
 			}
 		}
-		base = c->ncwds > 0 ? c->cwds[0] : WORKSPACE;
+		base = c->ncwds > 0 ? c->cwds[0] : c->start;
 	}
 	abs = xprintf("%s/%s", base, t);
 	canon = path_canon(abs);
@@ -2881,18 +2887,43 @@ policy_judge(struct policy *p, enum policy_mode mode, struct pctx *c)
 	return res;
 }
 
+void
+policy_set_root(struct policy *p, const char *dir)
+{
+	free(p->root);
+	p->root = dir != NULL ? path_canon(dir) : NULL;
+}
+
+static void
+pctx_init(struct pctx *c, struct policy *p, const char *cwd)
+{
+	memset(c, 0, sizeof *c);
+	c->p = p;
+	c->root = p->root != NULL ? p->root : WORKSPACE;
+	c->start = cwd != NULL && cwd[0] == '/' ? cwd : c->root;
+}
+
 struct policy_result *
 policy_check_command(struct policy *p, enum policy_mode mode,
     const char *cmdline)
 {
+	return policy_check_command_in(p, mode, NULL, cmdline);
+}
+
+struct policy_result *
+policy_check_command_in(struct policy *p, enum policy_mode mode,
+    const char *cwd, const char *cmdline)
+{
 	struct policy_result	*res;
 	struct pctx		 c;
+	char			*start = cwd != NULL && cwd[0] == '/' ?
+	    path_canon(cwd) : NULL;
 
-	memset(&c, 0, sizeof c);
-	c.p = p;
+	pctx_init(&c, p, start);
 	policy_norm_line(&c, cmdline, strlen(cmdline));
 	res = policy_judge(p, mode, &c);
 	pctx_release(&c);
+	free(start);
 	return res;
 }
 
@@ -2903,8 +2934,7 @@ policy_check_write(struct policy *p, enum policy_mode mode, const char *path)
 	struct policy_word	 w;
 	struct pctx		 c;
 
-	memset(&c, 0, sizeof c);
-	c.p = p;
+	pctx_init(&c, p, NULL);
 	w.text = (char *)path;
 	w.flags = path[0] == '~' ? PW_TILDE : 0;
 	if (*path == '\0') {
@@ -3090,8 +3120,7 @@ policy_suggest_rule(struct policy *p, const char *cmdline, char **wider)
 
 	if (wider != NULL)
 		*wider = NULL;
-	memset(&c, 0, sizeof c);
-	c.p = p;
+	pctx_init(&c, p, NULL);
 	policy_norm_line(&c, cmdline, strlen(cmdline));
 	need = xcalloc(c.nitems + 1, sizeof *need);
 	for (i = 0; i < c.nitems && !fail; i++) {

@@ -79,7 +79,16 @@ struct policy_result {
 
 struct policy_result *policy_check_command(struct policy *, enum policy_mode,
 	    const char *cmdline);
-/* path is relative to /workspace (an absolute path is taken as it is). */
+/* The same, for a command started in cwd (absolute; NULL: the root). */
+struct policy_result *policy_check_command_in(struct policy *,
+	    enum policy_mode, const char *cwd, const char *cmdline);
+/*
+ * The directory the write rules' paths are relative to, where commands
+ * start: /workspace unless set (E2B's sandboxes: /home/user). A write
+ * outside it is never auto-allowed.
+ */
+void	 policy_set_root(struct policy *, const char *dir);
+/* path is relative to the root (an absolute path is taken as it is). */
 struct policy_result *policy_check_write(struct policy *, enum policy_mode,
 	    const char *path);
 /*

@@ -459,6 +459,50 @@ test_write_api(void **state)
 	policy_free(p);
 }
 
+/* The verdict on line, started in cwd; the part n's command, if asked. */
+static void
+expect_in(struct policy *p, enum policy_mode mode, const char *cwd,
+    const char *line, enum policy_verdict v, size_t n, const char *part)
+{
+	struct policy_result	*res;
+
+	res = policy_check_command_in(p, mode, cwd, line);
+	assert_int_equal(res->verdict, v);
+	if (part != NULL) {
+		assert_true(res->nparts > n);
+		assert_non_null(strstr(res->parts[n].command, part));
+	}
+	policy_result_free(res);
+}
+
+/* E2B's sandboxes: write rules about /home/user, commands started there. */
+static void
+test_root(void **state)
+{
+	struct policy		*p = corpus_policy();
+	struct policy_result	*res;
+
+	policy_set_root(p, "/home/user/");
+	res = policy_check_write(p, POLICY_AUTO, "/home/user/tests/a.js");
+	assert_int_equal(res->verdict, POLICY_DENY);
+	assert_string_equal(res->parts[0].command, "write tests/a.js");
+	policy_result_free(res);
+	expect_in(p, POLICY_AUTO, "/home/user", "echo x >tests/a",
+	    POLICY_DENY, 1, "write tests/a");
+	expect_in(p, POLICY_AUTO, "/home/user/repo", "echo x >tests/a",
+	    POLICY_ALLOW, 1, "write repo/tests/a");
+	expect_in(p, POLICY_AUTO, "/home/user/repo",
+	    "cd .. && echo x >tests/a", POLICY_DENY, 0, NULL);
+	expect_in(p, POLICY_AUTO, NULL, "echo x >~/a", POLICY_ALLOW, 1,
+	    "write a");
+	res = policy_check_command_in(p, POLICY_STRICT, NULL,
+	    "echo x >/workspace/a");
+	assert_int_equal(res->verdict, POLICY_DENY);
+	assert_non_null(strstr(res->reason, "outside /home/user"));
+	policy_result_free(res);
+	policy_free(p);
+}
+
 static void
 test_suggest(void **state)
 {
@@ -665,6 +709,7 @@ main(void)
 		cmocka_unit_test(test_load_errors),
 		cmocka_unit_test(test_sources),
 		cmocka_unit_test(test_write_api),
+		cmocka_unit_test(test_root),
 		cmocka_unit_test(test_suggest),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_parser),
