@@ -41,6 +41,8 @@ e2b_load_policy(struct e2b_server *srv, const char *file, const char *mode)
 	if (mode == NULL)
 		srv->mode = POLICY_STRICT;
 	srv->policy = policy_new();
+	/* E2B's programs work in the user's home: the write rules too. */
+	policy_set_root(srv->policy, E2B_HOME);
 	user = paths_join(paths_config_dir(), "policy");
 	if (policy_load_file(srv->policy, user, "user", &cause) != 0 ||
 	    (file != NULL && policy_load_file(srv->policy, file, file,

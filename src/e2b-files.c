@@ -271,7 +271,6 @@ e2b_fs_handle(struct e2b_server *srv, struct evhttp_request *req,
 	const char	*code = NULL;
 	int		 fd, depth;
 
-	(void)srv;
 	(void)box;
 	if (strcmp(method, "WatchDir") == 0) {
 		fs_watch(srv, req, sb);
@@ -307,6 +306,14 @@ e2b_fs_handle(struct e2b_server *srv, struct evhttp_request *req,
 		abs = e2b_path(json_str(in, "path"));
 	depth = (int)json_num(in, "depth", 1);
 	cJSON_Delete(in);
+	if ((strcmp(method, "MakeDir") == 0 || strcmp(method, "Move") == 0 ||
+	    strcmp(method, "Remove") == 0) && (e2b_files_judge(srv, abs,
+	    &cause) != 0 || (to != NULL && e2b_files_judge(srv, to,
+	    &cause) != 0))) {
+		e2b_reply_connect_error(req, "permission_denied", cause);
+		free(cause);
+		goto out;
+	}
 	if ((fd = fs_connect(req, sb)) == -1)
 		goto out;
 	if (strcmp(method, "Stat") == 0) {
@@ -351,6 +358,30 @@ e2b_fs_handle(struct e2b_server *srv, struct evhttp_request *req,
 out:
 	free(abs);
 	free(to);
+}
+
+/* ---- the policy ---- */
+
+int
+e2b_files_judge(struct e2b_server *srv, const char *abs, char **why)
+{
+	struct policy_result	*r;
+	int			 rc = 0;
+
+	if (srv->policy == NULL)
+		return 0;
+	r = policy_check_write(srv->policy, srv->mode, abs);
+	if (r->verdict == POLICY_DENY)
+		*why = xprintf("holt policy: writing '%s' denied: %s", abs,
+		    r->reason != NULL ? r->reason : "no rule allows it");
+	else if (r->verdict == POLICY_ASK)
+		*why = xprintf("holt policy: writing '%s' needs approval (%s), "
+		    "and the files API does not wait for one", abs,
+		    r->reason != NULL ? r->reason : "no rule settles it");
+	if (r->verdict != POLICY_ALLOW)
+		rc = -1;
+	policy_result_free(r);
+	return rc;
 }
 
 /* ---- /files ---- */
@@ -444,14 +475,27 @@ form_name(const char *s, size_t n)
 	return buf_detach(&b, NULL);
 }
 
-/* Write one file and add its entry to out; -1 with a reply sent. */
+/*
+ * Write one file and add its entry to out; -1 with a reply sent. With no
+ * envd connection (fd -1) only ask the policy.
+ */
 static int
-write_one(struct evhttp_request *req, int fd, const char *path,
-    const char *data, size_t len, cJSON *out)
+write_one(struct e2b_server *srv, struct evhttp_request *req, int fd,
+    const char *path, const char *data, size_t len, cJSON *out)
 {
 	char	*abs = e2b_path(path), *cause = NULL;
 	cJSON	*e;
 
+	if (fd == -1 && e2b_files_judge(srv, abs, &cause) != 0) {
+		e2b_reply_error(req, 403, "%s", cause);
+		free(cause);
+		free(abs);
+		return -1;
+	}
+	if (fd == -1) {
+		free(abs);
+		return 0;
+	}
 	if (envd_write_file(fd, abs, data, len, -1, &cause) != 0) {
 		files_error(req, cause);
 		free(cause);
@@ -469,8 +513,9 @@ write_one(struct evhttp_request *req, int fd, const char *path,
 
 /* Each part of a multipart/form-data body; -1 with a reply sent. */
 static int
-write_multipart(struct evhttp_request *req, int fd, const char *ct,
-    const char *body, size_t len, const char *qpath, cJSON *out)
+write_multipart(struct e2b_server *srv, struct evhttp_request *req, int fd,
+    const char *ct, const char *body, size_t len, const char *qpath,
+    cJSON *out)
 {
 	const char	*bp = strstr(ct, "boundary="), *p, *end, *hdr, *fn;
 	const char	*data;
@@ -516,8 +561,8 @@ write_multipart(struct evhttp_request *req, int fd, const char *ct,
 			rc = -1;
 			break;
 		}
-		rc = write_one(req, fd, qpath != NULL ? qpath : name, data,
-		    end - data, out);
+		rc = write_one(srv, req, fd, qpath != NULL ? qpath : name,
+		    data, end - data, out);
 		free(name);
 		if (rc != 0)
 			break;
@@ -536,8 +581,20 @@ bad:
 	return -1;
 }
 
+/* Each file of the body (fd -1: only judged); -1 with a reply sent. */
+static int
+files_write(struct e2b_server *srv, struct evhttp_request *req, int fd,
+    const char *ct, const char *body, size_t len, const char *path,
+    cJSON *out)
+{
+	if (*ct == 'a')
+		return write_one(srv, req, fd, path, body, len, out);
+	return write_multipart(srv, req, fd, ct, body, len, path, out);
+}
+
 static void
-files_post(struct evhttp_request *req, struct sandbox *sb)
+files_post(struct e2b_server *srv, struct evhttp_request *req,
+    struct sandbox *sb)
 {
 	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
 	const char		*ct = evhttp_find_header(h, "Content-Type");
@@ -568,6 +625,12 @@ files_post(struct evhttp_request *req, struct sandbox *sb)
 		free(path);
 		return;
 	}
+	/* Every file judged first: none is written if one may not be. */
+	if (files_write(srv, req, -1, ct, body, len, path, NULL) != 0) {
+		free(body);
+		free(path);
+		return;
+	}
 	if ((fd = e2b_envd_connect(sb, &cause)) == -1) {
 		e2b_reply_error(req, 502, "%s", cause);
 		free(cause);
@@ -576,10 +639,7 @@ files_post(struct evhttp_request *req, struct sandbox *sb)
 		return;
 	}
 	out = cJSON_CreateArray();
-	if (*ct == 'a')
-		rc = write_one(req, fd, path, body, len, out);
-	else
-		rc = write_multipart(req, fd, ct, body, len, path, out);
+	rc = files_write(srv, req, fd, ct, body, len, path, out);
 	close(fd);
 	if (rc == 0)
 		e2b_reply_json(req, 200, out);
@@ -592,14 +652,13 @@ void
 e2b_files_handle(struct e2b_server *srv, struct evhttp_request *req,
     struct e2b_box *box, struct sandbox *sb)
 {
-	(void)srv;
 	(void)box;
 	switch (evhttp_request_get_command(req)) {
 	case EVHTTP_REQ_GET:
 		files_get(req, sb);
 		break;
 	case EVHTTP_REQ_POST:
-		files_post(req, sb);
+		files_post(srv, req, sb);
 		break;
 	default:
 		e2b_reply_error(req, 405, "/files: use GET or POST");

@@ -229,7 +229,7 @@ policy_line(const char *cmd, const cJSON *args)
  */
 static enum policy_verdict
 policy_judge(struct e2b_server *srv, const char *cmd, const cJSON *args,
-    char **line, char **why)
+    const char *cwd, char **line, char **why)
 {
 	struct policy_result	*r;
 	enum policy_verdict	 v;
@@ -238,7 +238,7 @@ policy_judge(struct e2b_server *srv, const char *cmd, const cJSON *args,
 	*why = NULL;
 	if (srv->policy == NULL)
 		return POLICY_ALLOW;
-	r = policy_check_command(srv->policy, srv->mode, *line);
+	r = policy_check_command_in(srv->policy, srv->mode, cwd, *line);
 	v = r->verdict;
 	if (v == POLICY_DENY)
 		*why = xprintf("holt policy: '%s' denied: %s", *line,
@@ -401,7 +401,7 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 	cJSON			*in, *proc, *args, *envs, *pty, *size, *ereq, *argv;
 	cJSON			*env;
 	const cJSON		*it;
-	const char		*cmd, *cwd;
+	const char		*cmd;
 	char			*why, *cwdp, *line;
 	enum policy_verdict	 verdict;
 
@@ -419,7 +419,8 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 		return;
 	}
 	st = e2b_stream_new(srv, req, sb);
-	verdict = policy_judge(srv, cmd, args, &line, &why);
+	cwdp = e2b_path(json_str(proc, "cwd"));
+	verdict = policy_judge(srv, cmd, args, cwdp, &line, &why);
 	if (verdict == POLICY_DENY || (verdict == POLICY_ASK &&
 	    srv->mode == POLICY_STRICT)) {
 		if (verdict == POLICY_ASK) {
@@ -431,6 +432,7 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 		e2b_stream_end(st, "permission_denied", why);
 		free(why);
 		free(line);
+		free(cwdp);
 		cJSON_Delete(in);
 		return;
 	}
@@ -443,8 +445,6 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 	cJSON_AddItemToArray(argv, cJSON_CreateString(cmd));
 	cJSON_ArrayForEach(it, args)
 		cJSON_AddItemToArray(argv, cJSON_CreateString(it->valuestring));
-	cwd = json_str(proc, "cwd");
-	cwdp = e2b_path(cwd);
 	cJSON_AddStringToObject(ereq, "cwd", cwdp);
 	free(cwdp);
 	env = cJSON_Duplicate(box->envs, 1);

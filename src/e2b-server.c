@@ -235,12 +235,12 @@ char *
 e2b_path(const char *path)
 {
 	if (path == NULL || *path == '\0')
-		return xstrdup("/home/user");
+		return xstrdup(E2B_HOME);
 	if (*path == '/')
 		return xstrdup(path);
 	if (path[0] == '~' && (path[1] == '/' || path[1] == '\0'))
-		return xprintf("/home/user%s", path + 1);
-	return xprintf("/home/user/%s", path);
+		return xprintf("%s%s", E2B_HOME, path + 1);
+	return xprintf("%s/%s", E2B_HOME, path);
 }
 
 /* Compares without stopping early, so timing tells nothing of the key. */

@@ -24,6 +24,7 @@
 #include "sandbox.h"
 
 #define E2B_ENVD_VERSION	"0.5.7"
+#define E2B_HOME		"/home/user"	/* where programs work */
 #define E2B_DEFAULT_LISTEN	"127.0.0.1:49999"
 #define E2B_DEFAULT_TIMEOUT_S	300
 #define E2B_MAX_TIMEOUT_S	(24 * 3600)
@@ -169,5 +170,11 @@ void	 e2b_files_handle(struct e2b_server *, struct evhttp_request *,
 	    struct e2b_box *, struct sandbox *);
 /* A path of the E2B API as envd's: relative ones are below /home/user. */
 char	*e2b_path(const char *path);
+/*
+ * Whether the policy lets the files API write abs (0), or -1 with *why:
+ * the write rules, as for a command's redirection. What would ask a human
+ * is refused: a call of the files API does not wait.
+ */
+int	 e2b_files_judge(struct e2b_server *, const char *abs, char **why);
 
 #endif

@@ -215,6 +215,24 @@ $test_cleanups"
 	fi
 }
 
+# test_web_server DIR: a web server on the host's loopback serving DIR
+# (/usr/bin/python3), stopped when the script ends; its port in $port.
+test_web_server() {
+	/usr/bin/python3 -c '
+import http.server, socketserver, sys, os
+os.chdir(sys.argv[1])
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+	daemon_threads = True
+h = http.server.SimpleHTTPRequestHandler
+h.log_message = lambda *a: None
+s = S(("127.0.0.1", 0), h)
+print(s.server_address[1], flush=True)
+s.serve_forever()' "$1" >web-port &
+	test_when_finished "kill $!"
+	test_wait_for 50 "test -s web-port"
+	port=$(cat web-port)
+}
+
 # test_sandbox_cleanup: every sandbox of this script is removed when it
 # ends. test_sandbox_script: the same, for a script that needs bubblewrap
 # for all its tests (skipped whole without it).

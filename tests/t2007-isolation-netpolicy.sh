@@ -18,20 +18,7 @@ test_sandbox_cleanup
 mkdir -p www/repo &&
 echo "hello through the proxy" >www/hello.txt &&
 head -c 3000000 /dev/urandom >www/big.bin
-/usr/bin/python3 -c '
-import http.server, socketserver, sys, os, functools
-os.chdir(sys.argv[1])
-class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-	daemon_threads = True
-h = functools.partial(http.server.SimpleHTTPRequestHandler)
-h.log_message = lambda *a: None
-s = S(("127.0.0.1", 0), h)
-print(s.server_address[1], flush=True)
-s.serve_forever()' "$PWD/www" >port &
-web=$!
-test_when_finished "kill $web"
-test_wait_for 50 "test -s port"
-port=$(cat port)
+test_web_server "$PWD/www"
 
 # A server that takes connections and never says a word.
 /usr/bin/python3 -c '

@@ -17,20 +17,7 @@ test_when_finished 'e2b_stop'
 # gives a registry's name (allowed by default) and another name its
 # address.
 mkdir -p www && echo "hello through the proxy" >www/hello.txt
-/usr/bin/python3 -c '
-import http.server, socketserver, sys, os
-os.chdir(sys.argv[1])
-class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
-	daemon_threads = True
-h = http.server.SimpleHTTPRequestHandler
-h.log_message = lambda *a: None
-s = S(("127.0.0.1", 0), h)
-print(s.server_address[1], flush=True)
-s.serve_forever()' "$PWD/www" >port &
-web=$!
-test_when_finished "kill $web"
-test_wait_for 50 "test -s port"
-port=$(cat port)
+test_web_server "$PWD/www"
 printf "127.0.0.1 registry.npmjs.org elsewhere.example.org\n" >hosts
 HOLT_PROXY_HOSTS=$PWD/hosts
 export HOLT_PROXY_HOSTS
@@ -60,6 +47,46 @@ test_expect_success E2B 'allow_internet_access: true is the policy too, false no
 	test_expect_code 1 e2b_js run "$(cat off)" \
 		"curl -sS -m 10 http://registry.npmjs.org:$port/hello.txt" >out &&
 	grep "exit status" out
+'
+
+test_expect_success E2B 'write rules are about the home: commands' '
+	e2b_stop &&
+	cat >home.policy <<-\EOF &&
+	allow ^echo(\s|$)
+	write-deny ^tests/
+	EOF
+	e2b_serve --policy home.policy --mode strict &&
+	id=$(cat id) &&
+	home=$HOLT_HOME/data/sandboxes/$id/home &&
+	e2b_js run "$id" "echo a >/home/user/repo/a.txt && echo b >~/b.txt && echo c >c.txt" >out &&
+	test "$(cat "$home/repo/a.txt" "$home/b.txt" "$home/repo/c.txt")" = "$(printf "a\nb\nc")" &&
+	for c in "echo x >../tests/x" "echo x >~/tests/x" "echo x >/home/user/tests/x" \
+		"cd .. && echo x >tests/x"
+	do
+		test_expect_code 1 e2b_js run "$id" "$c" >out &&
+		grep "\[permission_denied\] holt policy: .* denied: .*tests/" out ||
+		{ echo "ran: $c"; cat out; exit 1; }
+	done &&
+	test_expect_code 1 e2b_js run "$id" "echo x >/workspace/x" >out &&
+	grep "outside /home/user" out &&
+	test ! -e "$home/tests"
+'
+
+test_expect_success E2B 'write rules are about the home: the files API' '
+	id=$(cat id) &&
+	home=$HOLT_HOME/data/sandboxes/$id/home &&
+	test "$(e2b_js fsop "$id" write repo/ok.txt fine)" = ok &&
+	test "$(cat "$home/repo/ok.txt")" = fine &&
+	for op in "write tests/x no" "write /home/user/tests/x no" \
+		"makeDir tests" "rename repo/ok.txt tests/ok.txt" \
+		"remove tests/x"
+	do
+		test_expect_code 1 e2b_js fsop "$id" $op >out &&
+		grep "holt policy: writing .* denied: \|needs approval" out ||
+		{ echo "did: $op"; cat out; exit 1; }
+	done &&
+	test ! -e "$home/tests" &&
+	test "$(cat "$home/repo/ok.txt")" = fine
 '
 
 test_done
