@@ -12,6 +12,14 @@
 #	e2b_curl ARGS		curl to the server, printing the status code
 #				(body in "body")
 #
+# For --provider e2b, where holt is E2B's client, the "cloud" is holt e2b
+# serve with a HOLT_HOME of its own ($CLOUD):
+#	cloud_serve [PORT]	start it (a free port, or PORT); e2b.env
+#				holds what holt, its client, reads
+#	cloud ARGS		holt ARGS, on the cloud's side
+#	cloud_cleanup		rm every sandbox, here and in the cloud
+#	e2b_id_of ID		the E2B id behind holt's sandbox ID
+#
 # Sets the prerequisite E2B when node, npm and the SDK are there.
 
 E2B_SDK_VERSION=2.51.0
@@ -85,4 +93,41 @@ e2b_js() {
 e2b_curl() {
 	. ./e2b.env
 	curl -s -o body -w '%{http_code}\n' --max-time 20 "$@"
+}
+
+CLOUD=$HOLT_HOME/c
+mkdir -p "$CLOUD"
+
+cloud() {
+	HOLT_HOME=$CLOUD holt "$@"
+}
+
+cloud_serve() {
+	rm -f e2b.out
+	HOLT_HOME=$CLOUD "$HOLT_BUILD_DIR/holt" e2b serve \
+		--listen "127.0.0.1:${1:-0}" >e2b.out 2>>e2b.err &
+	echo $! >e2b.pid
+	test_wait_for 100 "grep -q listening e2b.out" || return 1
+	port_=$(sed -n 's/.*:\([0-9]*\)$/\1/p' e2b.out)
+	cat >e2b.env <<-EOF
+	E2B_API_URL=http://127.0.0.1:$port_
+	E2B_SANDBOX_URL=http://127.0.0.1:$port_
+	E2B_API_KEY=$(cloud e2b key)
+	export E2B_API_URL E2B_SANDBOX_URL E2B_API_KEY
+	EOF
+}
+
+cloud_cleanup() {
+	for d_ in "$HOLT_HOME"/data/sandboxes/sbx-*; do
+		[ -d "$d_" ] && holt sandbox rm "${d_##*/}"
+	done
+	for d_ in "$CLOUD"/data/sandboxes/sbx-*; do
+		[ -d "$d_" ] && cloud sandbox rm "${d_##*/}"
+	done
+	return 0
+}
+
+e2b_id_of() {
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["e2b"]["id"])' \
+		"$HOLT_HOME/data/sandboxes/$1/meta.json"
 }

@@ -5,38 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/e2b-lib.sh"
 
-CLOUD=$HOLT_HOME/c
-mkdir -p "$CLOUD"
-
-# The cloud's side of things: its own holt, its own sandboxes.
-cloud() {
-	HOLT_HOME=$CLOUD holt "$@"
-}
-
-cloud_serve() {
-	rm -f e2b.out
-	HOLT_HOME=$CLOUD "$HOLT_BUILD_DIR/holt" e2b serve \
-		--listen "127.0.0.1:${1:-0}" >e2b.out 2>>e2b.err &
-	echo $! >e2b.pid
-	test_wait_for 100 "grep -q listening e2b.out" || return 1
-	port=$(sed -n 's/.*:\([0-9]*\)$/\1/p' e2b.out)
-	cat >e2b.env <<-EOF
-	E2B_API_URL=http://127.0.0.1:$port
-	E2B_SANDBOX_URL=http://127.0.0.1:$port
-	E2B_API_KEY=$(cloud e2b key)
-	export E2B_API_URL E2B_SANDBOX_URL E2B_API_KEY
-	EOF
-}
-
-# The E2B id behind a holt sandbox.
-e2b_id_of() {
-	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["e2b"]["id"])' \
-		"$HOLT_HOME/data/sandboxes/$1/meta.json"
-}
-
-test_when_finished 'e2b_stop
-	for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do holt sandbox rm "${d##*/}"; done
-	for d in "$CLOUD"/data/sandboxes/sbx-*; do cloud sandbox rm "${d##*/}"; done'
+test_when_finished 'e2b_stop; cloud_cleanup'
 
 test_expect_success BWRAP 'create: an E2B sandbox, known to holt as its own' '
 	cloud_serve &&

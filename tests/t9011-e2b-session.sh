@@ -1,0 +1,104 @@
+#!/bin/sh
+# A whole headless session "in E2B": holt run --provider e2b with a scripted
+# model, against holt e2b serve on loopback as the cloud (e2b-lib.sh).
+# Files, commands with streamed output, search, a timeout, a paused sandbox
+# resumed by the next run, and the key nowhere in the session's log.
+. "$(dirname "$0")/lib.sh"
+. "$TEST_DIRECTORY/lib-engine.sh"
+. "$TEST_DIRECTORY/e2b-lib.sh"
+
+test_when_finished 'e2b_stop; cloud_cleanup'
+
+# add_turns <JSON: the script's next turns (a resumed run goes on from the
+# turn after the last one used).
+add_turns() {
+	python3 -c 'import json,sys
+s = json.load(open("work.json"))
+s["turns"] += json.load(sys.stdin)
+json.dump(s, open("work.json", "w"))'
+}
+
+test_expect_success BWRAP 'setup: the cloud' '
+	cloud_serve
+'
+
+# trust: E2B sandboxes take no checkpoints, so auto would ask each time.
+test_expect_success BWRAP 'a run writes, runs, lists, reads, edits and searches there' '
+	. ./e2b.env &&
+	cat >work.json <<-\EOF &&
+	{ "turns": [
+	  { "text": "Writing.", "tool_calls": [
+	      { "name": "write_file", "arguments": { "path": "app/hello.py",
+	        "content": "print(\"hi from e2b\")\n" } } ] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": {
+	      "command": "python3 app/hello.py; echo to-stderr >&2; exit 2" } } ] },
+	  { "expect": { "last_tool_result_contains": "exit code 2" },
+	    "tool_calls": [ { "name": "list_dir", "arguments": { "path": "app" } } ] },
+	  { "expect": { "last_tool_result_contains": "hello.py" },
+	    "tool_calls": [ { "name": "read_file", "arguments": { "path": "app/hello.py" } } ] },
+	  { "expect": { "last_tool_result_contains": "hi from e2b" },
+	    "tool_calls": [ { "name": "edit_file", "arguments": { "path": "app/hello.py",
+	      "old_string": "hi from", "new_string": "bye from" } } ] },
+	  { "tool_calls": [ { "name": "search", "arguments": { "pattern": "bye" } } ] },
+	  { "expect": { "last_tool_result_contains": "hello.py:1:" },
+	    "tool_calls": [ { "name": "run_command", "arguments": {
+	      "command": "sleep 30", "timeout_s": 1 } } ] },
+	  { "expect": { "last_tool_result_contains": "timed out" },
+	    "text": "Done.", "tool_calls": [] } ] }
+	EOF
+	holt run -s job --provider e2b --mode trust --model script:work.json \
+		--headless "work in e2b" >out &&
+	tail -n 1 out | grep "\"reason\":\"done\"" &&
+	events_of out tool.finished >fin &&
+	test_line_count = 7 fin &&
+	sed -n 2p fin | grep "hi from e2b" &&
+	sed -n 2p fin | grep "to-stderr" &&
+	sed -n 2p fin | grep "\"exit_code\":2" &&
+	events_of out tool.output | grep "hi from e2b" &&
+	sid=$(holt sandbox ls --json | python3 -c "import json,sys
+print([s[\"id\"] for s in json.load(sys.stdin) if s[\"provider\"] == \"e2b\"][0])") &&
+	echo "$sid" >sid &&
+	e2b_id_of "$sid" >eid &&
+	cloud sandbox exec "$(cat eid)" -- cat /workspace/app/hello.py >there &&
+	echo "print(\"bye from e2b\")" >expect &&
+	test_cmp expect there
+'
+
+test_expect_success BWRAP 'the key is not in the session'"'"'s log or the sandbox' '
+	. ./e2b.env &&
+	! grep -r -F "$E2B_API_KEY" "$HOLT_HOME/data" &&
+	! grep -F "$E2B_API_KEY" out
+'
+
+test_expect_success BWRAP 'paused at E2B, the next run resumes it; the files are there' '
+	. ./e2b.env &&
+	holt sandbox pause "$(cat sid)" &&
+	cloud sandbox ls | grep "^$(cat eid) .* paused" &&
+	# the session keeps its model, script:work.json: more turns
+	add_turns <<-\EOF &&
+	[ { "tool_calls": [ { "name": "run_command", "arguments": {
+	      "command": "cat app/hello.py" } } ] },
+	  { "expect": { "last_tool_result_contains": "bye from e2b" },
+	    "text": "Still there.", "tool_calls": [] } ]
+	EOF
+	holt run --resume job --headless "again" >out2 &&
+	tail -n 1 out2 | grep "\"reason\":\"done\"" &&
+	cloud sandbox ls | grep "^$(cat eid) .* running"
+'
+
+test_expect_success BWRAP 'killed at E2B: the session says so, nothing is made in its place' '
+	. ./e2b.env &&
+	cloud sandbox rm "$(cat eid)" &&
+	add_turns <<-\EOF &&
+	[ { "tool_calls": [ { "name": "run_command", "arguments": {
+	      "command": "true" } } ] },
+	  { "text": "Hm.", "tool_calls": [] } ]
+	EOF
+	test_might_fail holt run --resume job --headless "once more" \
+		>out3 2>err3 &&
+	grep "E2B no longer has\|E2B said 404" out3 err3 &&
+	cloud sandbox ls >after &&
+	test_line_count = 1 after
+'
+
+test_done
