@@ -38,16 +38,7 @@ if ! command -v bwrap >/dev/null 2>&1; then
 elif ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	e2b_why_="node or npm is missing"
 elif ! e2b_sdk_ok_; then
-	mkdir -p "$E2B_NODE_DIR"
-	# Once per build tree; scripts running at once wait for each other.
-	(
-		flock 9
-		e2b_sdk_ok_ ||
-		timeout 180 npm install --no-save --prefix "$E2B_NODE_DIR" \
-			--no-audit --no-fund --fetch-retries=1 \
-			--fetch-timeout=30000 --loglevel=error \
-			"e2b@$E2B_SDK_VERSION" >npm.log 2>&1
-	) 9>"$E2B_NODE_DIR/.lock"
+	npm_install_pinned "$E2B_NODE_DIR" e2b_sdk_ok_ "e2b@$E2B_SDK_VERSION"
 	e2b_sdk_ok_ || e2b_why_="npm install e2b@$E2B_SDK_VERSION failed: $(tail -n 3 npm.log 2>/dev/null | tr '\n' ' ')"
 fi
 if [ -n "$e2b_why_" ]; then

@@ -142,6 +142,22 @@ test_expect_failure() {
 	fi
 }
 
+# npm_install_pinned DIR OKCMD PKG@VERSION...: install npm packages into
+# DIR (in the build tree) unless OKCMD says they are there, once: scripts
+# running at once wait for each other. npm's output goes to npm.log.
+npm_install_pinned() {
+	_npm_dir=$1 _npm_ok=$2
+	shift 2
+	mkdir -p "$_npm_dir" &&
+	(
+		flock 9
+		$_npm_ok ||
+		timeout 240 npm install --no-save --prefix "$_npm_dir" \
+			--no-audit --no-fund --fetch-retries=1 \
+			--fetch-timeout=30000 --loglevel=error "$@" >npm.log 2>&1
+	) 9>"$_npm_dir/.lock"
+}
+
 # test_set_prereq NAME: a script's own prerequisite (HTTPD, SCREEN...) holds.
 test_prereqs=" "
 test_set_prereq() {

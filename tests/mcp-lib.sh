@@ -28,18 +28,9 @@ mcp_why_=
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
 	mcp_why_="node or npm is missing"
 elif ! mcp_pkgs_ok_; then
-	mkdir -p "$MCP_NODE_DIR"
-	# Once per build tree; scripts running at once wait for each other.
-	(
-		flock 9
-		mcp_pkgs_ok_ ||
-		timeout 240 npm install --no-save --prefix "$MCP_NODE_DIR" \
-			--no-audit --no-fund --fetch-retries=1 \
-			--fetch-timeout=30000 --loglevel=error \
-			"@modelcontextprotocol/server-everything@$MCP_SERVERS_VERSION" \
-			"@modelcontextprotocol/server-filesystem@$MCP_SERVERS_VERSION" \
-			>npm.log 2>&1
-	) 9>"$MCP_NODE_DIR/.lock"
+	npm_install_pinned "$MCP_NODE_DIR" mcp_pkgs_ok_ \
+		"@modelcontextprotocol/server-everything@$MCP_SERVERS_VERSION" \
+		"@modelcontextprotocol/server-filesystem@$MCP_SERVERS_VERSION"
 	mcp_pkgs_ok_ || mcp_why_="npm install of the MCP servers failed: $(tail -n 3 npm.log 2>/dev/null | tr '\n' ' ')"
 fi
 if [ -n "$mcp_why_" ]; then
