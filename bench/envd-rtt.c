@@ -2,6 +2,9 @@
  * envd-rtt: the round trip of "exec true" on one open envd connection, as
  * the server's engine sees it (no CLI start-up). Prints the p50 in ms.
  *	envd-rtt SOCKET [N]
+ * With --sandbox, the same through the sandbox's provider (sandbox_connect:
+ * holt-envd's socket for a local one, the bridge for an e2b one):
+ *	envd-rtt --sandbox ID [N]
  * With --run, the p50 of running a whole command N times instead (stdin
  * and stdout on /dev/null), timed here rather than by forking date(1)
  * around it, which costs more than what is measured:
@@ -74,6 +77,7 @@ int
 main(int argc, char **argv)
 {
 	struct sockaddr_un	 sun;
+	struct sandbox		*sb;
 	int			 s, i, n;
 	double			*t;
 	char			*cause = NULL;
@@ -82,14 +86,26 @@ main(int argc, char **argv)
 
 	if (argc >= 4 && strcmp(argv[1], "--run") == 0)
 		return run_many(atoi(argv[2]) > 0 ? atoi(argv[2]) : 1, argv + 3);
-	if (argc < 2) {
+	if (argc < 2 || (strcmp(argv[1], "--sandbox") == 0 && argc < 3)) {
 		fprintf(stderr, "usage: envd-rtt SOCKET [N]\n"
+		    "       envd-rtt --sandbox ID [N]\n"
 		    "       envd-rtt --run N COMMAND [ARG...]\n");
 		return 2;
 	}
+	if (strcmp(argv[1], "--sandbox") == 0) {
+		argv++;
+		argc--;
+		if ((sb = sandbox_open(argv[1], &cause)) == NULL ||
+		    (s = sandbox_connect(sb, &cause)) == -1)
+			fatalx("%s", cause);
+		sandbox_free(sb);
+	} else
+		s = -1;
 	n = argc > 2 ? atoi(argv[2]) : 200;
 	if (n < 1)
 		n = 1;
+	if (s != -1)
+		goto connected;
 	memset(&sun, 0, sizeof sun);
 	sun.sun_family = AF_UNIX;
 	xstrlcpy(sun.sun_path, argv[1], sizeof sun.sun_path);
@@ -101,6 +117,7 @@ main(int argc, char **argv)
 	if ((reply = envd_call(s, req, &cause)) == NULL)
 		fatalx("hello: %s", cause);
 	cJSON_Delete(reply);
+connected:
 	t = xcalloc((size_t)n, sizeof *t);
 	for (i = 0; i < n; i++) {
 		clock_gettime(CLOCK_MONOTONIC, &a);
