@@ -29,6 +29,7 @@
 #define TUI_MIN_COLS	80
 #define TUI_MIN_ROWS	24
 #define TUI_READ_MAX	(256 * 1024)	/* server bytes per loop turn */
+#define TUI_FRAME_MS	16	/* panes are redrawn at most this often */
 #define TUI_INPUT_MAX	5		/* rows of the input line */
 #define TUI_TYPING_MS	500	/* a key this recent: the user is typing */
 #define TUI_QUIET_MS	1000	/* quiet this long: a guarded modal arms */
@@ -91,6 +92,8 @@ struct tui {
 	int		 too_small;
 	int		 status_dirty;
 	int		 layout_dirty;
+	uint64_t	 last_frame;	/* the panes were last drawn (ms) */
+	int		 keyed;		/* keys came: draw all at once */
 
 	int		 done;
 	int		 detached;
@@ -472,6 +475,15 @@ tui_message(struct tui *t, cJSON *m)
 	}
 }
 
+/* Keys wait on the terminal (a poll that does not block). */
+static int
+tui_keys_waiting(void)
+{
+	struct pollfd	 pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1 && (pfd.revents & POLLIN);
+}
+
 static void
 tui_read_server(struct tui *t)
 {
@@ -483,6 +495,9 @@ tui_read_server(struct tui *t)
 	int	 rc;
 
 	while (total < TUI_READ_MAX) {
+		/* A key waiting goes first: its echo must not wait. */
+		if (total > 0 && tui_keys_waiting())
+			break;
 		n = read(t->fd, data, sizeof data);
 		if (n == -1) {
 			if (errno == EINTR)
@@ -670,6 +685,31 @@ tui_draw_frame(struct tui *t, int i)
 	wnoutrefresh(f);
 }
 
+/*
+ * Redraw is cheap for the input line and dear for the panes under an
+ * output flood (a full pane and its bytes to the terminal), so the panes
+ * are drawn at most once per TUI_FRAME_MS, and the input line, after a
+ * key, at once and first: a key's echo never waits behind pane redraws.
+ */
+static void
+tui_draw_pane(struct tui *t, int i)
+{
+	struct pane	*p = &t->panes[i];
+
+	p->dirty = 0;
+	tui_draw_frame(t, i);
+	werase(p->win);
+	p->view->draw(p, p->win);
+	wnoutrefresh(p->win);
+}
+
+static int
+tui_frame_due(struct tui *t)
+{
+	return t->keyed || t->layout_dirty ||
+	    mono_ms() - t->last_frame >= TUI_FRAME_MS;
+}
+
 static const char *
 tui_spinner(void)
 {
@@ -845,11 +885,48 @@ tui_draw_prompt(struct tui *t)
 	wnoutrefresh(w);
 }
 
+/*
+ * Only what a key changed on the input line (or the open prompt), out to
+ * the terminal now; a layout change or an overlay waits for tui_draw.
+ */
+static void
+tui_draw_input(struct tui *t)
+{
+	struct pane	*p = &t->panes[PANE_INPUT];
+
+	if (t->layout_dirty || t->too_small || t->overlay_on)
+		return;
+	if (t->prompt_on)
+		tui_draw_prompt(t);
+	else if (p->dirty && !p->hidden && p->win != NULL &&
+	    t->focus == PANE_INPUT)
+		tui_draw_pane(t, PANE_INPUT);
+	else
+		return;
+	doupdate();
+}
+
+/* Milliseconds until the panes are due, or -1: nothing waits. */
+static int
+tui_frame_wait(struct tui *t)
+{
+	uint64_t	 since = mono_ms() - t->last_frame;
+	int		 i;
+
+	for (i = 0; i < PANE_COUNT; i++) {
+		if (t->panes[i].dirty)
+			break;
+	}
+	if (i == PANE_COUNT && !t->status_dirty && !t->modal_dirty)
+		return -1;
+	return since >= TUI_FRAME_MS ? 0 : (int)(TUI_FRAME_MS - since);
+}
+
 static void
 tui_draw(struct tui *t)
 {
 	const char	*msg;
-	int		 i, any = 0, mh, mw;
+	int		 i, any = 0, mh, mw, due = tui_frame_due(t);
 
 	if (t->layout_dirty)
 		tui_layout(t);
@@ -867,6 +944,12 @@ tui_draw(struct tui *t)
 		t->flash = NULL;
 		t->status_dirty = 1;
 	}
+	if (!due) {
+		tui_draw_input(t);	/* the rest at the next frame */
+		return;
+	}
+	t->last_frame = mono_ms();
+	t->keyed = 0;
 	if (t->status_dirty) {
 		tui_draw_status(t);
 		t->status_dirty = 0;
@@ -887,15 +970,13 @@ tui_draw(struct tui *t)
 
 			if (!p->dirty || p->hidden || p->win == NULL)
 				continue;
-			p->dirty = 0;
 			any = 1;
 			if (i == PANE_INPUT && t->prompt_on &&
-			    !t->prompt_modal)
+			    !t->prompt_modal) {
+				p->dirty = 0;
 				continue;
-			tui_draw_frame(t, i);
-			werase(p->win);
-			p->view->draw(p, p->win);
-			wnoutrefresh(p->win);
+			}
+			tui_draw_pane(t, i);
 		}
 		if (t->prompt_on && !t->prompt_modal)
 			tui_draw_prompt(t);
@@ -1600,6 +1681,7 @@ tui_read_keys(struct tui *t)
 		if (key == (KEYC_FN | KEY_ENTER))
 			key = '\r';
 		tui_key(t, key);
+		t->keyed = 1;
 	}
 }
 
@@ -1730,7 +1812,7 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 	struct tui	 tt, *t = &tt;
 	struct pollfd	 pfd[4];
 	char		*why = NULL, drain[64];
-	int		 i, n, rc = 0, theme_err = 0, tmux_prefix;
+	int		 i, n, rc = 0, theme_err = 0, tmux_prefix, wait;
 	const char	*prefix;
 
 	memset(t, 0, sizeof *t);
@@ -1836,8 +1918,11 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 		pfd[n++].events = POLLIN | (t->out.len > 0 ? POLLOUT : 0);
 		pfd[n].fd = tui_sigpipe[0];
 		pfd[n++].events = POLLIN;
-		/* Wake for spinners, flashes and delayed work: 100 ms. */
-		if (poll(pfd, (nfds_t)n, 100) == -1) {
+		/* Wake for spinners, flashes and delayed work: 100 ms; for
+		 * panes that wait for their frame, sooner. */
+		wait = tui_frame_wait(t);
+		if (poll(pfd, (nfds_t)n, wait >= 0 && wait < 100 ? wait :
+		    100) == -1) {
 			if (errno == EINTR)
 				continue;
 			fatal("poll");
@@ -1846,12 +1931,15 @@ tui_main(const char *session, int readonly, const char *theme, char **cause)
 			while (read(tui_sigpipe[0], drain, sizeof drain) > 0)
 				;
 		}
+		/* Keys first, and their echo out before the server's data. */
+		if (pfd[0].revents & POLLIN) {
+			tui_read_keys(t);
+			tui_draw_input(t);
+		}
 		if (pfd[1].revents & (POLLIN | POLLHUP | POLLERR))
 			tui_read_server(t);
 		if (pfd[1].revents & POLLOUT)
 			tui_write_server(t);
-		if (pfd[0].revents & POLLIN)
-			tui_read_keys(t);
 		if (pfd[0].revents & (POLLHUP | POLLERR)) {
 			t->exit_cause = xstrdup("terminal closed");
 			break;
