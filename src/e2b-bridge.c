@@ -36,6 +36,8 @@ struct e2b_bridge {
 	struct e2b_sbx		 sbx;
 	long			 timeout_s;
 	uint64_t		 used_ms;	/* the timeout last set then */
+#define BRIDGE_PTYS	16
+	long			 ptys[BRIDGE_PTYS];	/* pids on a terminal */
 };
 
 struct bridge_exec {
@@ -211,6 +213,37 @@ signal_number(const char *status)
 	return 9;
 }
 
+/* Which commands run on a terminal: their input goes as "pty". */
+static void
+pty_note(struct e2b_bridge *br, long pid, int on)
+{
+	size_t	 i;
+
+	pthread_mutex_lock(&br->lock);
+	for (i = 0; i < BRIDGE_PTYS; i++) {
+		if (on && br->ptys[i] == 0) {
+			br->ptys[i] = pid;
+			break;
+		}
+		if (!on && br->ptys[i] == pid)
+			br->ptys[i] = 0;
+	}
+	pthread_mutex_unlock(&br->lock);
+}
+
+static int
+pty_is(struct e2b_bridge *br, long pid)
+{
+	size_t	 i;
+	int	 yes = 0;
+
+	pthread_mutex_lock(&br->lock);
+	for (i = 0; i < BRIDGE_PTYS; i++)
+		yes |= br->ptys[i] == pid;
+	pthread_mutex_unlock(&br->lock);
+	return yes;
+}
+
 static void
 exec_data(struct bridge_exec *ex, const cJSON *data)
 {
@@ -249,6 +282,8 @@ exec_end(struct bridge_exec *ex, const cJSON *end)
 	/* proto3 JSON leaves out zeros and false: no exitCode is 0. */
 	if (ex->timed_out && sig == 0)
 		sig = 9;
+	if (ex->pty)
+		pty_note(ex->br, ex->pid, 0);
 	cJSON_AddStringToObject(j, "event", "exit");
 	cJSON_AddNumberToObject(j, "pid", (double)ex->pid);
 	if (sig > 0) {
@@ -346,6 +381,9 @@ exec_msg(void *arg, const cJSON *msg)
 	ev = cJSON_GetObjectItem(msg, "event");
 	if ((x = cJSON_GetObjectItem(ev, "start")) != NULL) {
 		ex->pid = (long)json_num(x, "pid", 0);
+		if ((ex->pty = cJSON_IsObject(cJSON_GetObjectItem(ex->req,
+		    "pty"))))
+			pty_note(ex->br, ex->pid, 1);
 		j = reply_new(ex->id);
 		if (strcmp(json_str(ex->req, "op"), "attach") == 0) {
 			cJSON_AddStringToObject(j, "event", "attached");
@@ -533,7 +571,8 @@ op_stdin(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
     char **cause)
 {
 	struct buf	 b;
-	int		 r;
+	long		 pid;
+	int		 r, pty;
 
 	(void)reply;
 	buf_init(&b);
@@ -542,8 +581,12 @@ op_stdin(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
 		*cause = xstrdup("stdin: bad base64");
 		return -1;
 	}
-	r = stdin_send(br, (long)json_num(req, "pid", 0), json_bool(req, "pty",
-	    0), b.data, b.len, json_bool(req, "eof", 0), cause);
+	pid = (long)json_num(req, "pid", 0);
+	/* A terminal has no end of input to close: ^D, as holt-envd does. */
+	if ((pty = pty_is(br, pid)) && json_bool(req, "eof", 0))
+		buf_addc(&b, 4);
+	r = stdin_send(br, pid, pty, b.data, b.len, !pty &&
+	    json_bool(req, "eof", 0), cause);
 	buf_release(&b);
 	return r;
 }

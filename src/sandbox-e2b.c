@@ -18,6 +18,7 @@
  * answer makes it unreachable.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,10 +44,12 @@ e2b_timeout_of(long long idle_pause_ms)
 	return idle_pause_ms < 1000 ? 1 : (long)(idle_pause_ms / 1000);
 }
 
+/* Kept in meta.json's "e2b": holt's own idle pause is left to E2B. */
 static long
 e2b_timeout_s(struct sandbox *sb)
 {
-	return e2b_timeout_of(sandbox_idle_pause(sb));
+	return (long)json_num(cJSON_GetObjectItem(sandbox_meta(sb), "e2b"),
+	    "timeout_s", SANDBOX_E2B_TIMEOUT_S);
 }
 
 /*
@@ -146,6 +149,10 @@ e2b_create(const char *dir, cJSON *meta, const struct sandbox_opts *o,
 	e = cJSON_AddObjectToObject(meta, "e2b");
 	cJSON_AddStringToObject(e, "id", sbx.id);
 	cJSON_AddStringToObject(e, "template", sbx.template);
+	cJSON_AddNumberToObject(e, "timeout_s", (double)co.timeout_s);
+	/* E2B pauses it: holt's server has no idle pause of its own to do. */
+	cJSON_DeleteItemFromObject(meta, "idle_pause_ms");
+	cJSON_AddNumberToObject(meta, "idle_pause_ms", 0);
 	cJSON_AddStringToObject(e, "api_url", e2b_client_api_url(c));
 	if (e2b_client_sandbox_url(c) != NULL)
 		cJSON_AddStringToObject(e, "sandbox_url",
@@ -153,6 +160,66 @@ e2b_create(const char *dir, cJSON *meta, const struct sandbox_opts *o,
 	e2b_sbx_release(&sbx);
 	e2b_client_free(c);
 	return 0;
+}
+
+/*
+ * States asked of E2B in the last E2B_STATE_TTL_MS, by holt sandbox id:
+ * the server asks each session's sandbox's state for every status it
+ * gives, and each answer is a round trip to E2B. Our own pause, resume
+ * and connect forget the entry.
+ */
+#define E2B_STATE_TTL_MS	2000
+#define E2B_STATE_CACHED	16
+static struct {
+	char			 id[32];
+	enum sandbox_state	 state;
+	uint64_t		 at_ms;
+} e2b_states[E2B_STATE_CACHED];
+static pthread_mutex_t	 e2b_states_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+state_cached(struct sandbox *sb, enum sandbox_state *st)
+{
+	size_t	 i;
+	int	 found = 0;
+
+	pthread_mutex_lock(&e2b_states_lock);
+	for (i = 0; i < E2B_STATE_CACHED && !found; i++) {
+		if (strcmp(e2b_states[i].id, sandbox_id(sb)) == 0 &&
+		    json_now_ms() - e2b_states[i].at_ms < E2B_STATE_TTL_MS) {
+			*st = e2b_states[i].state;
+			found = 1;
+		}
+	}
+	pthread_mutex_unlock(&e2b_states_lock);
+	return found;
+}
+
+/* Note a state; STATE_FORGET forgets the sandbox's. */
+#define STATE_FORGET	((enum sandbox_state)-1)
+static void
+state_note(struct sandbox *sb, enum sandbox_state st)
+{
+	size_t	 i, slot = 0;
+
+	pthread_mutex_lock(&e2b_states_lock);
+	for (i = 0; i < E2B_STATE_CACHED; i++) {
+		if (strcmp(e2b_states[i].id, sandbox_id(sb)) == 0) {
+			slot = i;
+			break;
+		}
+		if (e2b_states[i].at_ms < e2b_states[slot].at_ms)
+			slot = i;
+	}
+	if (st == STATE_FORGET)
+		memset(&e2b_states[slot], 0, sizeof e2b_states[slot]);
+	else {
+		xstrlcpy(e2b_states[slot].id, sandbox_id(sb),
+		    sizeof e2b_states[slot].id);
+		e2b_states[slot].state = st;
+		e2b_states[slot].at_ms = json_now_ms();
+	}
+	pthread_mutex_unlock(&e2b_states_lock);
 }
 
 static enum sandbox_state
@@ -165,6 +232,8 @@ e2b_state(struct sandbox *sb)
 	int			 gone;
 	enum sandbox_state	 r = SANDBOX_STOPPED;
 
+	if (state_cached(sb, &r))
+		return r;
 	if (e2b_id(sb) == NULL || (c = e2b_client_for(sb, &cause)) == NULL) {
 		free(cause);
 		return SANDBOX_STOPPED;
@@ -183,6 +252,7 @@ e2b_state(struct sandbox *sb)
 		r = SANDBOX_PAUSED;
 	cJSON_Delete(j);
 	e2b_client_free(c);
+	state_note(sb, r);
 	return r;
 }
 
@@ -201,6 +271,7 @@ e2b_start(struct sandbox *sb, char **cause)
 	}
 	if ((c = e2b_client_for(sb, cause)) == NULL)
 		return -1;
+	state_note(sb, STATE_FORGET);
 	if ((r = e2b_client_connect(c, e2b_id(sb), e2b_timeout_s(sb),
 	    &sbx, cause)) == 0)
 		e2b_sbx_release(&sbx);
@@ -233,6 +304,7 @@ e2b_pause(struct sandbox *sb, char **cause)
 		return 0;
 	if ((c = e2b_client_for(sb, cause)) == NULL)
 		return -1;
+	state_note(sb, STATE_FORGET);
 	if (e2b_client_pause(c, e2b_id(sb), cause) != 0) {
 		e2b_prefix(sb, cause);
 		r = -1;
@@ -258,6 +330,7 @@ e2b_kill(struct sandbox *sb, char **cause)
 		return 0;
 	if ((c = e2b_client_for(sb, cause)) == NULL)
 		return -1;
+	state_note(sb, STATE_FORGET);
 	if (e2b_client_kill(c, e2b_id(sb), cause) != 0) {
 		if (strstr(*cause, "E2B said 404") != NULL) {
 			free(*cause);
@@ -287,6 +360,7 @@ e2b_connect(struct sandbox *sb, int mode, char **cause)
 	if ((c = e2b_client_for(sb, cause)) == NULL)
 		return -1;
 	/* Connect resumes a paused one: holt's tools wake it on use. */
+	state_note(sb, STATE_FORGET);
 	if (e2b_client_connect(c, e2b_id(sb), e2b_timeout_s(sb), &sbx,
 	    cause) != 0) {
 		e2b_prefix(sb, cause);

@@ -47,6 +47,15 @@ test_expect_success BWRAP 'exec: output streamed, both streams, the exit status'
 	test_cmp expect cat.out
 '
 
+test_expect_success BWRAP 'a terminal: input as E2B'"'"'s pty input, ^D for its end' '
+	. ./e2b.env &&
+	printf "echo via-\$((40 + 2))\nexit 5\n" >in &&
+	test_expect_code 5 holt sandbox exec box --tty -- sh <in >out &&
+	grep "via-42" out &&
+	printf "abc\n" | holt sandbox exec box --tty -- sh -c "cat; echo done" >out2 &&
+	grep done out2
+'
+
 test_expect_success BWRAP 'a command past its timeout is killed, as locally' '
 	. ./e2b.env &&
 	test_expect_code 124 holt sandbox exec box --timeout 1 -- sleep 30
