@@ -42,9 +42,12 @@
 	X(curl_multi_cleanup) \
 	X(curl_multi_info_read) \
 	X(curl_multi_init) \
+	X(curl_multi_perform) \
+	X(curl_multi_poll) \
 	X(curl_multi_remove_handle) \
 	X(curl_multi_setopt) \
 	X(curl_multi_socket_action) \
+	X(curl_multi_wakeup) \
 	X(curl_slist_append) \
 	X(curl_slist_free_all)
 
@@ -84,9 +87,12 @@ const struct dynlib_curl_fns *dynlib_curl(void);
 #define curl_multi_cleanup DYNLIB_CURL(curl_multi_cleanup)
 #define curl_multi_info_read DYNLIB_CURL(curl_multi_info_read)
 #define curl_multi_init DYNLIB_CURL(curl_multi_init)
+#define curl_multi_perform DYNLIB_CURL(curl_multi_perform)
+#define curl_multi_poll DYNLIB_CURL(curl_multi_poll)
 #define curl_multi_remove_handle DYNLIB_CURL(curl_multi_remove_handle)
 #define curl_multi_setopt DYNLIB_CURL(curl_multi_setopt)
 #define curl_multi_socket_action DYNLIB_CURL(curl_multi_socket_action)
+#define curl_multi_wakeup DYNLIB_CURL(curl_multi_wakeup)
 #define curl_slist_append DYNLIB_CURL(curl_slist_append)
 #define curl_slist_free_all DYNLIB_CURL(curl_slist_free_all)
 

@@ -36,6 +36,7 @@ struct mcp_server {
 	void				*tp;		/* transport state */
 	struct event_base		*base;
 	const struct mcp_host		*mh;
+	int				 bang_lines;	/* "!why": it failed */
 };
 
 extern const struct mcp_transport mcp_stdio_transport;

@@ -778,6 +778,11 @@ mcp_server_feed(struct mcp_server *s, struct buf *in, const char *data,
 		n = (size_t)(nl - in->data);
 		line = xstrndup(in->data, n);
 		buf_remove_front(in, n + 1);
+		if (s->bang_lines && *line == '!') {
+			mcp_server_gone(s, line + 1);
+			free(line);
+			return -1;
+		}
 		if (n > MCP_MESSAGE_MAX) {
 			free(line);
 			mcp_server_gone(s, "it sent a message over the "

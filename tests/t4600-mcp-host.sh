@@ -139,6 +139,47 @@ test_expect_success BWRAP,MCP 'tools/list_changed: the new tool is offered at th
 	mcp_result out 2 | grep "alive"
 '
 
+test_expect_success BWRAP,MCP 'streamable HTTP (url): calls, progress; a server gone fails the call' '
+	port=$(python3 -c "import socket; s = socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
+	{ PORT=$port node "$MCP_EVERYTHING" streamableHttp >http.log 2>&1 &
+	  echo $! >http.pid; } &&
+	test_wait_for 200 "grep -q \"listening on port\" http.log" &&
+	mcp_conf "[mcp web]
+url = http://127.0.0.1:$port/mcp
+timeout = 20" &&
+	cat >"$HOLT_HOME/config/policy" <<-\EOF &&
+	tool-allow ^mcp__web__
+	EOF
+	cat >web.json <<-\EOF &&
+	{ "turns": [
+	  { "expect": { "tools_include": ["mcp__web__echo", "mcp__web__get-sum"] },
+	    "tool_calls": [
+	      { "name": "mcp__web__echo", "arguments": { "message": "over http" } },
+	      { "name": "mcp__web__trigger-long-running-operation",
+	        "arguments": { "duration": 1, "steps": 2 } } ] },
+	  { "tool_calls": [ { "name": "mcp__web__get-sum", "arguments": { "a": 1, "b": 2 } } ] },
+	  { "text": "done" } ] }
+	EOF
+	holt run -s web --model script:web.json --net off --headless "go" >out &&
+	mcp_result out 1 | grep "\"result\":\"Echo: over http\"" &&
+	events_of out tool.output | grep "progress 2/2" &&
+	mcp_result out 2 | grep "Long running operation completed" &&
+	mcp_result out 3 | grep "The sum of 1 and 2 is 3" &&
+	kill $(cat http.pid) &&
+	cat >webgone.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "mcp__web__echo", "arguments": { "message": "x" } } ] },
+	  { "text": "done" } ] }
+	EOF
+	holt run -s webgone --model script:webgone.json --net off --headless "go" \
+		>out2 2>err2 &&
+	tail -n 1 out2 | grep "\"reason\":\"done\"" &&
+	grep "mcp server .web.: http://127.0.0.1:$port/mcp: " err2 &&
+	mcp_result out2 1 >r1 &&
+	grep "\"error\":true" r1 &&
+	grep "mcp server .web. failed: http://127.0.0.1:$port/mcp: Could.* connect" r1
+'
+
 test_expect_success BWRAP,MCP 'a server that cannot start leaves its tools out; the session goes on' '
 	mcp_conf "[mcp gone]
 command = /nonexistent/mcp-server
