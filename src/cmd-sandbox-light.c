@@ -141,6 +141,8 @@ static const struct {
 	  "relay host 127.0.0.1:LOCAL_PORT to PORT inside, until ^C" },
 	{ "watch", "ID [--theme NAME]",
 	  "watch its files and the output of its commands, live, until q" },
+	{ "bridge", "ID",
+	  "connect stdin and stdout to its envd (the ssh provider's way in)" },
 };
 
 void
@@ -359,7 +361,7 @@ sub_ls(int argc, char **argv)
 		cJSON_free(s);
 		cJSON_Delete(arr);
 	} else {
-		printf("%-16s  %-16s  %-7s  %-20s  %-20s  %-6s  %-8s  %s\n",
+		printf("%-16s  %-16s  %-11s  %-20s  %-20s  %-6s  %-8s  %s\n",
 		    "ID", "NAME", "STATE", "CREATED", "LAST USED", "DISK",
 		    "PROVIDER", "PAUSES");
 		for (i = 0; i < n; i++) {
@@ -371,7 +373,7 @@ sub_ls(int argc, char **argv)
 			snprintf(created, sizeof created, "%.19sZ", c);
 			pauses_text(list[i], pauses, sizeof pauses, &at);
 			utf8_vis_print(stdout, 0,
-			    "%-16s  %-16s  %-7s  %-20s  %-20s  %-6s  %-8s  %s",
+			    "%-16s  %-16s  %-11s  %-20s  %-20s  %-6s  %-8s  %s",
 			    sandbox_id(list[i]), *sandbox_name(list[i]) != '\0' ?
 			    sandbox_name(list[i]) : "-", sandbox_state_name(
 			    sandbox_state(list[i])), created, used, disk,
@@ -1000,6 +1002,82 @@ usage:
 	return bad_usage("service");
 }
 
+/* bridge -------------------------------------------------------------- */
+
+/*
+ * Bytes from one descriptor to another; 0 on EOF from "from" (then "to"
+ * is half-closed for a socket), -1 on error, 1 otherwise. Blocking: one
+ * side stalled holds the other, which is the back-pressure wanted.
+ */
+static int
+bridge_copy(int from, int to)
+{
+	char	 b[65536];
+	ssize_t	 n;
+
+	n = read(from, b, sizeof b);
+	if (n == -1 && (errno == EINTR || errno == EAGAIN))
+		return 1;
+	if (n <= 0) {
+		shutdown(to, SHUT_WR);
+		return n == 0 ? 0 : -1;
+	}
+	return file_write_all(to, b, (size_t)n) == 0 ? 1 : -1;
+}
+
+/*
+ * The envd protocol on stdin and stdout: what an ssh provider on another
+ * machine runs here (sandbox-ssh-relay.c). Nothing is sent first; the
+ * other side speaks envd's protocol as if it held the socket. Ends when
+ * either side does.
+ */
+static int
+sub_bridge(int argc, char **argv)
+{
+	struct args	 a;
+	struct sandbox	*sb;
+	struct pollfd	 pfd[2];
+	char		*cause;
+	int		 fd, rc, open_in = 1;
+
+	if (args_parse("bridge", argc, argv, NULL, 0, 1, 0, &a) != 0 ||
+	    a.npos != 1 || a.ncmd != 0)
+		return bad_usage("bridge");
+	if ((sb = open_or_fail(a.pos[0], &rc)) == NULL)
+		return rc;
+	if ((fd = sandbox_connect_later(sb, &cause)) == -1) {
+		rc = fail(cause, EXIT_SANDBOX);
+		free(cause);
+		sandbox_free(sb);
+		return rc;
+	}
+	sandbox_touch(sb);
+	sandbox_free(sb);
+	signal(SIGPIPE, SIG_IGN);
+	for (;;) {
+		pfd[0].fd = open_in ? 0 : -1;
+		pfd[0].events = POLLIN;
+		pfd[1].fd = fd;
+		pfd[1].events = POLLIN;
+		if (poll(pfd, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if ((pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    (rc = bridge_copy(0, fd)) <= 0) {
+			if (rc < 0)
+				break;
+			open_in = 0;
+		}
+		if ((pfd[1].revents & (POLLIN | POLLHUP | POLLERR)) &&
+		    bridge_copy(fd, 1) <= 0)
+			break;
+	}
+	close(fd);
+	return EXIT_OK;
+}
+
 /* forward ------------------------------------------------------------- */
 
 /* Relay one accepted connection through its own envd connection. */
@@ -1163,7 +1241,7 @@ static const struct {
 } light_subs[] = {
 	{ "ls", sub_ls }, { "exec", sub_exec }, { "sh", sub_sh },
 	{ "put", sub_put }, { "get", sub_get }, { "service", sub_service },
-	{ "forward", sub_forward },
+	{ "forward", sub_forward }, { "bridge", sub_bridge },
 };
 
 int

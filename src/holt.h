@@ -35,6 +35,7 @@ void	*xcalloc(size_t, size_t);
 void	*xrealloc(void *, size_t);
 void	*xreallocarray(void *, size_t, size_t);
 char	*xstrdup(const char *);
+void	 strv_free(char **);	/* a NULL-ended array of strings; NULL ok */
 char	*xstrndup(const char *, size_t);
 int	 xasprintf(char **, const char *, ...) printflike(2, 3);
 int	 xvasprintf(char **, const char *, va_list);

@@ -795,16 +795,6 @@ bwrap_argv(struct sandbox *sb)
 	return argv;
 }
 
-static void
-argv_free(char **argv)
-{
-	size_t	 i;
-
-	for (i = 0; argv[i] != NULL; i++)
-		free(argv[i]);
-	free(argv);
-}
-
 static int
 make_listener(struct sandbox *sb, char **cause)
 {
@@ -1128,7 +1118,7 @@ launch(struct sandbox *sb, char **cause)
 			_exit(pid == -1 ? 1 : 0);
 		launch_child(sb, argv, &cg, fds, logfd, envd);
 	}
-	argv_free(argv);
+	strv_free(argv);
 	cgroups_release(&cg);
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;

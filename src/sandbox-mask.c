@@ -93,11 +93,5 @@ sandbox_mask_argv(const char *top)
 void
 sandbox_mask_free(char **argv)
 {
-	size_t	i;
-
-	if (argv == NULL)
-		return;
-	for (i = 0; argv[i] != NULL; i++)
-		free(argv[i]);
-	free(argv);
+	strv_free(argv);
 }

@@ -12,6 +12,7 @@
 
 const struct sandbox_provider *const sandbox_providers[] = {
 	&sandbox_local_provider,
+	&sandbox_ssh_provider,
 	&sandbox_e2b_provider,
 	NULL
 };

@@ -61,11 +61,20 @@ struct sandbox_provider {
 	int		(*connect)(struct sandbox *, int mode, char **cause);
 	int		(*busy)(struct sandbox *);	/* NULL: never busy */
 	int		(*reset_root)(struct sandbox *, char **cause);
+	/*
+	 * Checkpoints of the sandbox's files (DESIGN 15), kept by the
+	 * provider; restore puts checkpoint id back and restarts the
+	 * sandbox's services. NULL: none on this provider.
+	 */
+	int		(*checkpoint)(struct sandbox *, struct checkpoint_info *,
+			    char **cause);
+	int		(*restore)(struct sandbox *, long long id, char **cause);
 };
 
 extern const struct sandbox_provider *const sandbox_providers[];
 extern const struct sandbox_provider sandbox_local_provider;
 extern const struct sandbox_provider sandbox_local_light;
+extern const struct sandbox_provider sandbox_ssh_provider;
 extern const struct sandbox_provider sandbox_e2b_provider;
 
 /*
@@ -81,6 +90,7 @@ const struct sandbox_provider *sandbox_provider_find(const char *name);
 /* sandbox.c: the record's side, for providers. */
 const char *sandbox_provider_arg(struct sandbox *);	/* "h"; NULL: none */
 cJSON	*sandbox_meta(struct sandbox *);	/* meta.json, borrowed */
+int	 sandbox_wait_readable(int fd, int ms);	/* poll: >0 readable, 0 timeout */
 /* The local provider's light half (sandbox.c): no process is started. */
 enum sandbox_state sandbox_local_state(struct sandbox *);
 int	 sandbox_local_connect(struct sandbox *, int mode, char **cause);

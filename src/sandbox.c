@@ -650,8 +650,8 @@ sandbox_local_state(struct sandbox *sb)
 	return paused ? SANDBOX_PAUSED : SANDBOX_RUNNING;
 }
 
-static int
-wait_readable(int fd, int ms)
+int
+sandbox_wait_readable(int fd, int ms)
 {
 	struct pollfd	 pfd = { fd, POLLIN, 0 };
 	int		 r;
@@ -709,7 +709,7 @@ sandbox_connect_raw(struct sandbox *sb, int timeout_ms, char **cause)
 
 	if ((s = connect_hello(sb, 1, cause)) == -1)
 		return -1;
-	if (wait_readable(s, timeout_ms) <= 0 ||
+	if (sandbox_wait_readable(s, timeout_ms) <= 0 ||
 	    frame_read_fd(s, &reply, &err) != 1) {
 		*cause = xprintf("sandbox '%s': envd does not answer%s%s",
 		    sb->id, err != NULL ? ": " : "", err != NULL ? err : "");

@@ -117,3 +117,15 @@ xstrlcpy(char *dst, const char *src, size_t size)
 	}
 	return len;
 }
+
+void
+strv_free(char **v)
+{
+	size_t	 i;
+
+	if (v == NULL)
+		return;
+	for (i = 0; v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}

@@ -1,0 +1,456 @@
+/*
+ * sandbox-ssh.c: the ssh provider (DESIGN 17). The sandbox is a local one
+ * of holt on another machine, HOST, made and driven by that machine's
+ * holt (holt.conf's ssh_holt, "holt" on the remote PATH by default)
+ * through the user's own OpenSSH client (holt.conf's ssh_command, "ssh"):
+ * their ~/.ssh/config, keys, agent and ProxyJump apply. Every ssh shares
+ * one connection per destination, a ControlMaster whose socket is in
+ * holt's run directory and which outlives us for ControlPersist.
+ *
+ * The record here (data/sandboxes/<id>/meta.json) keeps "provider":
+ * "ssh:[user@]host" and "remote_id", the sandbox's id over there. The
+ * lifecycle is the remote's `holt sandbox start|stop|...`; the state is
+ * its `holt sandbox ls --json`; a connection to envd is a relay process
+ * (sandbox-ssh-relay.c) in front of `ssh HOST holt sandbox bridge ID`,
+ * which re-makes a dropped connection and re-joins running commands.
+ * A host that cannot be reached is an error naming it, and the state
+ * "unreachable": never a sandbox here instead.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "checkpoint.h"
+#include "sandbox.h"
+#include "sandbox-local.h"
+#include "sandbox-provider.h"
+#include "sandbox-ssh.h"
+
+#define SSH_OUT_MAX	(4U * 1024 * 1024)	/* what a remote holt prints */
+
+/* user@host: no option ("-..."), no space, no shell character. */
+static int
+ssh_check(const char *arg, char **cause)
+{
+	size_t	 i;
+
+	if (arg == NULL || *arg == '\0') {
+		*cause = xstrdup("provider 'ssh': say which host, "
+		    "ssh:[USER@]HOST");
+		return -1;
+	}
+	if (*arg == '-' || *arg == '@')
+		goto bad;
+	for (i = 0; arg[i] != '\0'; i++) {
+		if (!((arg[i] >= 'a' && arg[i] <= 'z') || (arg[i] >= 'A' &&
+		    arg[i] <= 'Z') || (arg[i] >= '0' && arg[i] <= '9') ||
+		    strchr("-_.@:[]%", arg[i]) != NULL))
+			goto bad;
+	}
+	return 0;
+bad:
+	*cause = xprintf("provider 'ssh:%s': not a [USER@]HOST", arg);
+	return -1;
+}
+
+/*
+ * The ControlPath: a short name (sun_path holds 108 bytes, and ssh adds
+ * a suffix while it makes the socket) from a hash of the destination.
+ */
+static char *
+control_path(const char *dest)
+{
+	struct sha256	 h;
+	unsigned char	 md[32];
+	char		 name[32], *dir, *path;
+
+	sha256_init(&h);
+	sha256_update(&h, dest, strlen(dest));
+	sha256_final(&h, md);
+	snprintf(name, sizeof name, "ssh-%02x%02x%02x%02x%02x%02x", md[0],
+	    md[1], md[2], md[3], md[4], md[5]);
+	dir = xstrdup(paths_run_dir());
+	if (strlen(dir) + strlen(name) + 20 > 100) {
+		/* A deep HOLT_HOME: a private directory under /tmp. */
+		free(dir);
+		dir = xprintf("/tmp/holt-ssh-%lu", (unsigned long)getuid());
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+			log_warn("%s", dir);
+	}
+	path = paths_join(dir, name);
+	free(dir);
+	return path;
+}
+
+static void
+argv_add(char ***argv, size_t *n, const char *s)
+{
+	*argv = xreallocarray(*argv, *n + 2, sizeof **argv);
+	(*argv)[(*n)++] = xstrdup(s);
+	(*argv)[*n] = NULL;
+}
+
+/*
+ * ssh_command's words, the multiplexing options, the destination, then
+ * ssh_holt and the remote holt's arguments as one command line (the
+ * remote's shell splits it: our arguments are ids and flags, no quoting
+ * needed).
+ */
+char **
+sandbox_ssh_argv(const char *dest, const char *remote)
+{
+	char		**argv = NULL, *words, *w, *save, *cp, *cmd;
+	size_t		  n = 0;
+
+	words = xstrdup(*config_get("ssh_command") != '\0' ?
+	    config_get("ssh_command") : "ssh");
+	for (w = strtok_r(words, " \t", &save); w != NULL;
+	    w = strtok_r(NULL, " \t", &save))
+		argv_add(&argv, &n, w);
+	free(words);
+	cp = control_path(dest);
+	argv_add(&argv, &n, "-T");
+	argv_add(&argv, &n, "-oControlMaster=auto");
+	w = xprintf("-oControlPath=%s", cp);
+	argv_add(&argv, &n, w);
+	free(w);
+	free(cp);
+	argv_add(&argv, &n, "-oControlPersist=600");
+	argv_add(&argv, &n, "-oBatchMode=yes");
+	argv_add(&argv, &n, "-oConnectTimeout=10");
+	argv_add(&argv, &n, "-oServerAliveInterval=15");
+	argv_add(&argv, &n, "-oLogLevel=ERROR");
+	argv_add(&argv, &n, dest);
+	cmd = xprintf("%s %s", *config_get("ssh_holt") != '\0' ?
+	    config_get("ssh_holt") : "holt", remote);
+	argv_add(&argv, &n, cmd);
+	free(cmd);
+	return argv;
+}
+
+/* The last non-empty line of what ssh or the remote holt said. */
+char *
+sandbox_ssh_last_line(const char *text)
+{
+	const char	*end = text + strlen(text), *start;
+
+	while (end > text && (end[-1] == '\n' || end[-1] == '\r' ||
+	    end[-1] == ' '))
+		end--;
+	start = end;
+	while (start > text && start[-1] != '\n')
+		start--;
+	if (strncmp(start, "holt: ", 6) == 0)
+		start += 6;
+	return start == end ? xstrdup("no message") :
+	    xprintf("%.*s", (int)(end - start), start);
+}
+
+/*
+ * Run `ssh DEST ssh_holt REMOTE`, collecting stdout in out (may be
+ * NULL). 0 if the remote holt exited 0; else -1, *cause naming the host:
+ * ssh's own failure (255) is "cannot reach", the remote holt's is its
+ * message. *unreachable is set for the former.
+ */
+static int
+ssh_run(const char *dest, const char *remote, struct buf *out,
+    int *unreachable, char **cause)
+{
+	char		**argv = sandbox_ssh_argv(dest, remote), buf[8192];
+	int		  po[2], pe[2], status, null, open_fds = 2;
+	struct buf	  err = BUF_INIT, dummy = BUF_INIT;
+	struct pollfd	  pfd[2];
+	pid_t		  pid;
+	ssize_t		  n;
+	char		 *line;
+
+	if (unreachable != NULL)
+		*unreachable = 0;
+	if (out == NULL)
+		out = &dummy;
+	if (pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0)
+		fatal("pipe2");
+	if ((pid = fork()) == -1)
+		fatal("fork");
+	if (pid == 0) {
+		null = open("/dev/null", O_RDONLY);
+		dup2(null, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		signal(SIGPIPE, SIG_DFL);
+		execvp(argv[0], argv);
+		dprintf(2, "%s: %s\n", argv[0], strerror(errno));
+		_exit(255);
+	}
+	close(po[1]);
+	close(pe[1]);
+	pfd[0].fd = po[0];
+	pfd[1].fd = pe[0];
+	while (open_fds > 0) {
+		pfd[0].events = pfd[1].events = POLLIN;
+		if (poll(pfd, 2, -1) == -1) {
+			if (errno == EINTR)
+				continue;
+			fatal("poll");
+		}
+		for (int i = 0; i < 2; i++) {
+			if (pfd[i].fd == -1 || pfd[i].revents == 0)
+				continue;
+			n = read(pfd[i].fd, buf, sizeof buf);
+			if (n <= 0) {
+				close(pfd[i].fd);
+				pfd[i].fd = -1;
+				open_fds--;
+				continue;
+			}
+			if (i == 0 && out->len < SSH_OUT_MAX)
+				buf_add(out, buf, (size_t)n);
+			else if (i == 1 && err.len < 65536)
+				buf_add(&err, buf, (size_t)n);
+		}
+	}
+	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
+		;
+	strv_free(argv);
+	buf_release(&dummy);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+		buf_release(&err);
+		return 0;
+	}
+	line = sandbox_ssh_last_line(buf_str(&err));
+	if (!WIFEXITED(status) || WEXITSTATUS(status) == 255) {
+		if (unreachable != NULL)
+			*unreachable = 1;
+		*cause = xprintf("ssh:%s: cannot reach the host: %s", dest,
+		    line);
+	} else
+		*cause = xprintf("ssh:%s: %s", dest, line);
+	free(line);
+	buf_release(&err);
+	return -1;
+}
+
+static const char *
+remote_id(struct sandbox *sb)
+{
+	const char	*id = json_str(sandbox_meta(sb), "remote_id");
+
+	return id != NULL && sandbox_is_id(id) ? id : "sbx-000000000000";
+}
+
+/* The remote holt's cmd for sb; *cause names sb. */
+static int
+remote_run(struct sandbox *sb, const char *cmd, struct buf *out,
+    char **cause)
+{
+	char	*why = NULL;
+
+	if (ssh_run(sandbox_provider_arg(sb), cmd, out, NULL, &why) == 0)
+		return 0;
+	*cause = xprintf("sandbox '%s': %s", sandbox_id(sb), why);
+	free(why);
+	return -1;
+}
+
+/* `holt sandbox VERB REMOTE_ID` over there. */
+static int
+remote_verb(struct sandbox *sb, const char *verb, char **cause)
+{
+	char	*cmd = xprintf("sandbox %s %s", verb, remote_id(sb));
+	int	 rc = remote_run(sb, cmd, NULL, cause);
+
+	free(cmd);
+	return rc;
+}
+
+static int
+ssh_create(const char *dir, cJSON *meta, const struct sandbox_opts *o,
+    char **cause)
+{
+	const char	*spec = json_str(meta, "provider"), *dest;
+	char		*cmd, *path, *rid;
+	struct buf	 out = BUF_INIT;
+	int		 rc;
+
+	dest = strchr(spec, ':') + 1;
+	if (o->image != NULL) {
+		*cause = xprintf("--image: not on provider '%s' (the host's "
+		    "holt makes it from its own files)", spec);
+		return -1;
+	}
+	path = paths_join(dir, "run");
+	if (mkdir(path, 0700) != 0) {
+		*cause = xprintf("%s: %s", path, strerror(errno));
+		free(path);
+		return -1;
+	}
+	free(path);
+	cmd = xprintf("sandbox create --net %s --memory %lld --pids %d "
+	    "--idle-pause %lldms", sandbox_net_name(o->net), o->memory,
+	    o->pids, o->idle_pause_ms);
+	rc = ssh_run(dest, cmd, &out, NULL, cause);
+	free(cmd);
+	if (rc != 0) {
+		buf_release(&out);
+		return -1;
+	}
+	rid = sandbox_ssh_last_line(buf_str(&out));
+	buf_release(&out);
+	if (!sandbox_is_id(rid)) {
+		*cause = xprintf("ssh:%s: the remote holt said '%s', not a "
+		    "sandbox id", dest, rid);
+		free(rid);
+		return -1;
+	}
+	cJSON_AddStringToObject(meta, "remote_id", rid);
+	free(rid);
+	return 0;
+}
+
+static int
+ssh_start(struct sandbox *sb, char **cause)
+{
+	return remote_verb(sb, "start", cause);
+}
+
+static int
+ssh_stop(struct sandbox *sb, char **cause)
+{
+	return remote_verb(sb, "stop", cause);
+}
+
+static int
+ssh_pause(struct sandbox *sb, char **cause)
+{
+	return remote_verb(sb, "pause", cause);
+}
+
+static int
+ssh_resume(struct sandbox *sb, char **cause)
+{
+	return remote_verb(sb, "resume", cause);
+}
+
+static int
+ssh_rm(struct sandbox *sb, char **cause)
+{
+	if (json_str(sandbox_meta(sb), "remote_id") == NULL)
+		return 0;	/* never made over there */
+	return remote_verb(sb, "rm", cause);
+}
+
+static enum sandbox_state
+ssh_state(struct sandbox *sb)
+{
+	struct buf		 out = BUF_INIT;
+	char			*cause = NULL;
+	int			 unreachable;
+	cJSON			*arr, *o;
+	enum sandbox_state	 st = SANDBOX_STOPPED;
+	const char		*s;
+
+	if (ssh_run(sandbox_provider_arg(sb), "sandbox ls --json", &out,
+	    &unreachable, &cause) != 0) {
+		log_debug("sandbox '%s': %s", sandbox_id(sb), cause);
+		free(cause);
+		buf_release(&out);
+		return unreachable ? SANDBOX_UNREACHABLE : SANDBOX_STOPPED;
+	}
+	arr = cJSON_Parse(buf_str(&out));
+	buf_release(&out);
+	cJSON_ArrayForEach(o, arr) {
+		if ((s = json_str(o, "id")) == NULL ||
+		    strcmp(s, remote_id(sb)) != 0)
+			continue;
+		s = json_str(o, "state");
+		if (s != NULL && strcmp(s, "running") == 0)
+			st = SANDBOX_RUNNING;
+		else if (s != NULL && strcmp(s, "paused") == 0)
+			st = SANDBOX_PAUSED;
+	}
+	cJSON_Delete(arr);
+	return st;
+}
+
+static int
+ssh_checkpoint(struct sandbox *sb, struct checkpoint_info *ci, char **cause)
+{
+	struct buf	 out = BUF_INIT;
+	char		*cmd;
+	cJSON		*o = NULL;
+	const char	*s;
+	int		 rc;
+
+	cmd = xprintf("sandbox checkpoint %s --json", remote_id(sb));
+	rc = remote_run(sb, cmd, &out, cause);
+	free(cmd);
+	if (rc == 0 && ((o = cJSON_Parse(buf_str(&out))) == NULL ||
+	    json_num(o, "checkpoint", 0) <= 0)) {
+		*cause = xprintf("sandbox '%s': ssh:%s: the remote holt's "
+		    "checkpoint said '%s'", sandbox_id(sb),
+		    sandbox_provider_arg(sb), buf_str(&out));
+		rc = -1;
+	}
+	buf_release(&out);
+	if (rc != 0) {
+		cJSON_Delete(o);
+		return -1;
+	}
+	memset(ci, 0, sizeof *ci);
+	ci->id = (long long)json_num(o, "checkpoint", 0);
+	if ((s = json_str(o, "commit")) != NULL)
+		xstrlcpy(ci->commit, s, sizeof ci->commit);
+	ci->time_ms = (uint64_t)json_num(o, "time_ms", 0);
+	ci->files = (uint64_t)json_num(o, "files", 0);
+	ci->changed = (uint64_t)json_num(o, "changed", 0);
+	ci->bytes = (uint64_t)json_num(o, "bytes", 0);
+	cJSON_Delete(o);
+	return 0;
+}
+
+static int
+ssh_restore(struct sandbox *sb, long long id, char **cause)
+{
+	char	*cmd = xprintf("sandbox restore %s %lld", remote_id(sb), id);
+	int	 rc = remote_run(sb, cmd, NULL, cause);
+
+	free(cmd);
+	return rc;
+}
+
+static int
+ssh_connect(struct sandbox *sb, int mode, char **cause)
+{
+	char	**argv, *cmd;
+	int	  fd;
+
+	cmd = xprintf("sandbox bridge %s", remote_id(sb));
+	argv = sandbox_ssh_argv(sandbox_provider_arg(sb), cmd);
+	free(cmd);
+	fd = sandbox_ssh_relay(sandbox_id(sb), sandbox_provider_spec(sb),
+	    argv, mode, cause);
+	strv_free(argv);
+	return fd;
+}
+
+const struct sandbox_provider sandbox_ssh_provider = {
+	.name = "ssh",
+	.check = ssh_check,
+	.create = ssh_create,
+	.start = ssh_start,
+	.stop = ssh_stop,
+	.pause = ssh_pause,
+	.resume = ssh_resume,
+	.rm = ssh_rm,
+	.state = ssh_state,
+	.connect = ssh_connect,
+	.checkpoint = ssh_checkpoint,
+	.restore = ssh_restore,
+};

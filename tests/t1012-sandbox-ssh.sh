@@ -1,0 +1,163 @@
+#!/bin/sh
+# The ssh provider (DESIGN 17): a sandbox on another machine, reached with
+# OpenSSH. The "other machine" is a real sshd on a loopback port with a
+# throwaway host key and user key, and a second HOLT_HOME whose holt (this
+# build's) makes the sandbox in bubblewrap there.
+. "$(dirname "$0")/lib.sh"
+. "$TEST_DIRECTORY/lib-engine.sh"
+. "$TEST_DIRECTORY/ssh-lib.sh"
+
+test_sandbox_script
+if ! test_have_prereq BWRAP,SYSPYTHON; then
+	echo "1..0 # SKIP needs bubblewrap and /usr/bin/python3"
+	exit 0
+fi
+if ! ssh_setup; then
+	echo "1..0 # SKIP sshd cannot run here"
+	exit 0
+fi
+test_when_finished ssh_teardown
+
+P=ssh:$SSH_HOST
+port=$((20000 + $$ % 20000))
+
+http_get() {
+	/usr/bin/python3 -c "import urllib.request, sys
+print(urllib.request.urlopen('http://127.0.0.1:$1/$2', timeout=20).read().decode(), end='')"
+}
+
+test_expect_success 'create --provider ssh:HOST makes it on the host' '
+	holt sandbox create --name far --net off --provider $P >id &&
+	meta="$HOLT_HOME/data/sandboxes/$(cat id)/meta.json" &&
+	grep "\"provider\":[[:space:]]*\"$P\"" "$meta" &&
+	sed -n "s/.*\"remote_id\":[[:space:]]*\"\(sbx-[0-9a-f]*\)\".*/\1/p" \
+		"$meta" >rid &&
+	test -s rid &&
+	remote_holt sandbox ls >rls &&
+	grep "^$(cat rid)  *-  *running " rls &&
+	! test -d "$HOLT_HOME/data/sandboxes/$(cat id)/workspace"
+'
+
+test_expect_success 'ls shows the provider; --provider ssh:HOST lists its own' '
+	holt sandbox create --name near --net off >lid &&
+	holt sandbox ls >ls &&
+	grep "^$(cat id)  *far  *running .* $P " ls &&
+	grep "^$(cat lid)  *near  *running .* local " ls &&
+	holt sandbox ls --provider $P >ls2 &&
+	grep "^$(cat id) " ls2 && ! grep "^$(cat lid) " ls2 &&
+	holt sandbox ls --json --provider $P >json &&
+	grep "\"provider\":[[:space:]]*\"$P\"" json &&
+	holt sandbox rm near
+'
+
+test_expect_success 'exec, stdin, exit status and files go across' '
+	test_expect_code 3 holt sandbox exec far -- \
+		sh -c "echo out; echo err >&2; exit 3" >out 2>err &&
+	echo out >expect && test_cmp expect out &&
+	echo err >expect && test_cmp expect err &&
+	echo from-stdin | holt sandbox exec far -- cat >out &&
+	echo from-stdin >expect && test_cmp expect out &&
+	head -c 300000 /dev/urandom >blob &&
+	holt sandbox put far blob /workspace/blob &&
+	holt sandbox get far /workspace/blob back &&
+	cmp blob back &&
+	remote_holt sandbox exec "$(cat rid)" -- ls /workspace >rls &&
+	grep "^blob$" rls
+'
+
+test_expect_success 'pause, resume, stop and start act on the host' '
+	holt sandbox pause far &&
+	remote_holt sandbox ls | grep "^$(cat rid)  *-  *paused " &&
+	holt sandbox ls | grep "^$(cat id)  *far  *paused " &&
+	holt sandbox resume far &&
+	holt sandbox stop far &&
+	remote_holt sandbox ls | grep "^$(cat rid)  *-  *stopped " &&
+	holt sandbox start far &&
+	holt sandbox exec far -- cat /workspace/blob | cmp blob -
+'
+
+# 60 lines on each stream over 3 s, then exit 7; the status goes to rc.
+slow_lines() {
+	holt sandbox exec far -- sh -c 'i=0; while [ $i -lt 60 ]; do
+		i=$((i + 1)); echo line $i; echo eline $i >&2; sleep 0.05
+		done; exit 7' >out 2>err
+	echo $? >rc
+}
+
+test_expect_success 'the ssh connection killed mid-command: output complete' '
+	{ slow_lines & } &&
+	test_wait_for 100 "grep -q \"line 10\$\" out" &&
+	sock=$(echo "$HOLT_HOME"/run/ssh-*) && test -S "$sock" &&
+	master=$(ssh_master_pid "$sock") && test -n "$master" &&
+	kill -9 $master &&
+	test_wait_for 300 "test -s rc" &&
+	again=$(ssh_master_pid "$sock") && test -n "$again" &&
+	test "$again" != "$master" &&
+	test "$(cat rc)" = 7 &&
+	seq 1 60 | sed "s/^/line /" >expect && test_cmp expect out &&
+	seq 1 60 | sed "s/^/eline /" >expect && test_cmp expect err
+'
+
+test_expect_success 'forward relays a host port to a service on the host' '
+	holt sandbox exec far -- sh -c "mkdir -p /workspace/www &&
+		echo hello-from-far >/workspace/www/index.txt" &&
+	holt sandbox service far create web --port $port -- \
+		python3 -m http.server -d /workspace/www $port &&
+	test_wait_for 100 "holt sandbox exec far -- python3 -c \"
+import urllib.request
+urllib.request.urlopen(\\\"http://127.0.0.1:$port/index.txt\\\")\"" &&
+	{ $HOLT sandbox forward far $port 0 >fwd 2>fwd.err & } &&
+	fpid=$! &&
+	test_when_finished "kill $fpid" &&
+	test_wait_for 100 "test -s fwd" &&
+	lport=$(head -n 1 fwd) &&
+	http_get $lport index.txt >out &&
+	echo hello-from-far >expect && test_cmp expect out &&
+	http_get $lport index.txt >out2 && test_cmp expect out2
+'
+
+test_expect_success 'a headless session runs on the ssh provider' '
+	write_policy &&
+	cat >far.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "write_file", "arguments": {
+	      "path": "note.txt", "content": "written far away\n" } } ] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": {
+	      "command": "cat note.txt; echo host is $(cat /etc/hostname 2>/dev/null | wc -c)" } } ] },
+	  { "expect": { "last_tool_result_contains": "written far away" },
+	    "text": "Done.", "tool_calls": [] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": {
+	      "command": "echo hi" } } ] },
+	  { "text": "Done.", "tool_calls": [] } ] }
+	EOF
+	holt run -s farsess --provider $P --mode trust --model script:far.json \
+		--headless "write a note" >out &&
+	tail -n 1 out | grep "\"reason\":\"done\"" &&
+	events_of out tool.finished | sed -n 2p | grep "written far away" &&
+	sid=$(sed -n "s/.*\"sandbox\":[[:space:]]*\"\(sbx-[0-9a-f]*\)\".*/\1/p" \
+		"$HOLT_HOME/data/sessions/farsess/session.json") &&
+	grep "\"provider\":[[:space:]]*\"$P\"" \
+		"$HOLT_HOME/data/sandboxes/$sid/meta.json" &&
+	holt sandbox exec $sid -- cat /workspace/note.txt >note &&
+	echo "written far away" >expect && test_cmp expect note
+'
+
+test_expect_success 'the host down: a clear error naming it, never a local one' '
+	ssh_sshd_stop && ssh_masters_kill &&
+	test_expect_code 6 holt sandbox exec far -- true 2>err &&
+	grep "ssh:$SSH_HOST: cannot reach the host" err &&
+	holt sandbox ls >ls &&
+	grep "^$(cat id)  *far  *unreachable " ls &&
+	ls "$HOLT_HOME/data/sandboxes" >before &&
+	test_must_fail holt sandbox create --provider $P 2>err &&
+	grep "ssh:$SSH_HOST: cannot reach the host" err &&
+	ls "$HOLT_HOME/data/sandboxes" >after &&
+	test_cmp before after &&
+	test_must_fail holt run --resume farsess --headless "again" \
+		>out 2>err &&
+	grep "ssh:$SSH_HOST" out err &&
+	ls "$HOLT_HOME/data/sandboxes" >after2 &&
+	test_cmp before after2
+'
+
+test_done
