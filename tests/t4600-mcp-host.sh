@@ -79,7 +79,35 @@ test_expect_success BWRAP,MCP 'holt policy check --tool judges by the same rules
 	test_expect_code 11 holt policy check --tool mcp__everything__get-env &&
 	test_expect_code 10 holt policy check --json --tool mcp__x__y >c3 &&
 	grep "\"command\":\"tool mcp__x__y\",\"verdict\":\"ask\"" c3 &&
-	test_expect_code 11 holt policy check --mode strict --tool mcp__x__y
+	test_expect_code 11 holt policy check --mode strict --tool mcp__x__y &&
+	mkdir -p ws/.holt &&
+	echo "tool-allow ^mcp__x__y\$" >ws/.holt/policy &&
+	test_expect_code 2 holt policy check --workspace ws --tool mcp__x__y \
+		2>werr &&
+	grep "a workspace policy may only tighten: .tool-allow. refused" werr &&
+	echo "tool-deny ^mcp__everything__echo\$" >ws/.holt/policy &&
+	test_expect_code 11 holt policy check --workspace ws \
+		--tool mcp__everything__echo
+'
+
+test_expect_success BWRAP,MCP 'a host server gets env, not the keys holt guards' '
+	mcp_conf "[mcp env2]
+command = node
+args = $MCP_EVERYTHING stdio
+env = MCP_TEST_VAR=\"from holt.conf\"
+where = host" &&
+	cat >env.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "mcp__env2__get-env", "arguments": {} } ] },
+	  { "text": "ok" } ] }
+	EOF
+	OPENAI_API_KEY=sk-test-guarded HOLT_GIT_TOKEN=tok-test-guarded \
+		holt run -s envs --model script:env.json --net off --mode trust \
+		--headless "go" >out &&
+	mcp_result out 1 >r &&
+	grep "MCP_TEST_VAR.*from holt.conf" r &&
+	! grep "sk-test-guarded" r &&
+	! grep "tok-test-guarded" r
 '
 
 for m in crash hang junk big sample list; do
