@@ -367,3 +367,127 @@ envd_exec_simple(int fd, const char *cmd, int timeout_ms, struct buf *out,
 		cJSON_Delete(ev);
 	}
 }
+
+/* Read frames until the one with id; others are given to each (or freed). */
+static cJSON *
+envd_wait_id(int fd, int id, void (*each)(cJSON *, void *), void *arg,
+    char **cause)
+{
+	cJSON	*ev;
+	int	 r;
+
+	for (;;) {
+		r = frame_read_fd(fd, &ev, cause);
+		if (r == 0)
+			*cause = xstrdup("envd closed the connection");
+		if (r <= 0)
+			return NULL;
+		if ((int)json_num(ev, "id", -1) == id)
+			return ev;
+		if (each != NULL)
+			each(ev, arg);
+		cJSON_Delete(ev);
+	}
+}
+
+/* The stderr of the command being fed, kept for its error. */
+struct envd_feed {
+	int		 id;
+	struct buf	*err;
+	cJSON		*exit;
+};
+
+static void
+envd_feed_event(cJSON *ev, void *arg)
+{
+	struct envd_feed	*f = arg;
+	const char		*type = json_str(ev, "event");
+
+	if ((int)json_num(ev, "id", -1) != f->id || type == NULL)
+		return;
+	if (strcmp(type, "stderr") == 0 && f->err != NULL &&
+	    f->err->len < 4096)
+		envd_data_get(ev, f->err);
+	else if (strcmp(type, "exit") == 0 && f->exit == NULL)
+		f->exit = cJSON_Duplicate(ev, 1);
+}
+
+int
+envd_exec_feed(int fd, cJSON *argv, int in, struct buf *err, char **cause)
+{
+	struct envd_feed	 f = { envd_next_id++, err, NULL };
+	cJSON			*req, *ev;
+	char			 chunk[256 * 1024];
+	ssize_t			 n;
+	int			 id, code = -1, eof = 0;
+	long			 pid;
+
+	req = cJSON_CreateObject();
+	cJSON_AddNumberToObject(req, "id", f.id);
+	cJSON_AddStringToObject(req, "op", "exec");
+	cJSON_AddItemToObject(req, "argv", argv);
+	cJSON_AddBoolToObject(req, "stdin", 1);
+	if (frame_write_fd(fd, req) != 0) {
+		cJSON_Delete(req);
+		*cause = xprintf("envd: write: %s", strerror(errno));
+		return -1;
+	}
+	cJSON_Delete(req);
+	if ((ev = envd_wait_id(fd, f.id, NULL, NULL, cause)) == NULL)
+		return -1;
+	if (json_str(ev, "error") != NULL) {
+		*cause = xstrdup(json_str(ev, "error"));
+		cJSON_Delete(ev);
+		return -1;
+	}
+	pid = (long)json_num(ev, "pid", 0);
+	cJSON_Delete(ev);
+	/* One chunk in flight: holt-envd queues at most 1 MiB of input. */
+	while (!eof) {
+		do
+			n = read(in, chunk, sizeof chunk);
+		while (n == -1 && errno == EINTR);
+		if (n == -1) {
+			*cause = xprintf("read: %s", strerror(errno));
+			goto out;
+		}
+		eof = n == 0;
+		req = cJSON_CreateObject();
+		cJSON_AddNumberToObject(req, "id", id = envd_next_id++);
+		cJSON_AddStringToObject(req, "op", "stdin");
+		cJSON_AddNumberToObject(req, "pid", (double)pid);
+		envd_data_set(req, chunk, (size_t)n);
+		if (eof)
+			cJSON_AddBoolToObject(req, "eof", 1);
+		if (frame_write_fd(fd, req) != 0) {
+			cJSON_Delete(req);
+			*cause = xprintf("envd: write: %s", strerror(errno));
+			goto out;
+		}
+		cJSON_Delete(req);
+		if ((ev = envd_wait_id(fd, id, envd_feed_event, &f, cause)) ==
+		    NULL)
+			goto out;
+		if (json_str(ev, "error") != NULL && f.exit == NULL) {
+			*cause = xstrdup(json_str(ev, "error"));
+			cJSON_Delete(ev);
+			goto out;
+		}
+		cJSON_Delete(ev);
+		if (f.exit != NULL)
+			break;
+	}
+	while (f.exit == NULL) {
+		if ((ev = envd_wait_id(fd, f.id, NULL, NULL, cause)) == NULL)
+			goto out;
+		envd_feed_event(ev, &f);
+		cJSON_Delete(ev);
+	}
+	if (json_num(f.exit, "signal", 0) > 0)
+		code = 128 + (int)json_num(f.exit, "signal", 0);
+	else
+		code = (int)json_num(f.exit, "code", 0);
+out:
+	cJSON_Delete(f.exit);
+	return code;
+}

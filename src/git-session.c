@@ -13,6 +13,7 @@
 
 #include "holt.h"
 #include "git.h"
+#include "sandbox.h"
 #include "session.h"
 
 struct git_session {
@@ -41,7 +42,8 @@ struct git_session *
 git_session_open(const char *name, int *unknown, char **cause)
 {
 	struct git_session	*gs;
-	char			*path, *sbx;
+	struct sandbox		*sb;
+	char			*path, *sbx, *why = NULL;
 	const char		*sid;
 
 	*unknown = 0;
@@ -77,6 +79,22 @@ git_session_open(const char *name, int *unknown, char **cause)
 		    "not started from a repository)", name);
 		goto fail;
 	}
+	/*
+	 * The files of a sandbox on another provider are there, not in
+	 * workspace/ here (which holds only the repository as it was copied
+	 * in): say so rather than show a diff of that copy.
+	 */
+	if ((sb = sandbox_open(sid, &why)) == NULL)
+		free(why);	/* a record of its own is not needed here */
+	else if (strcmp(sandbox_provider_spec(sb), "local") != 0) {
+		*cause = xprintf("session '%s': its sandbox is on provider "
+		    "'%s'; diff, commit and pr read the files on this machine, "
+		    "and they are there (holt sandbox get, or exec git, in "
+		    "it)", name, sandbox_provider_spec(sb));
+		sandbox_free(sb);
+		goto fail;
+	}
+	sandbox_free(sb);
 	/* [repo ...] sections of holt.conf (git_token, github_api_url). */
 	if (gs->repo != NULL && *gs->repo != '\0')
 		config_select_repo(gs->repo);

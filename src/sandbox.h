@@ -173,5 +173,13 @@ cJSON	*envd_list(int fd, const char *path, int depth, char **cause);
  */
 int	 envd_exec_simple(int fd, const char *cmd, int timeout_ms,
 	     struct buf *out, struct buf *err, char **cause);
+/*
+ * Run argv (taken) with in's bytes, to its end, as its standard input;
+ * its stderr (the first 4 KiB) into err, which may be NULL. Returns the
+ * exit code (128 + signal when killed; one that ends before its input
+ * does is not fed the rest), -1 on a protocol error.
+ */
+int	 envd_exec_feed(int fd, cJSON *argv, int in, struct buf *err,
+	     char **cause);
 
 #endif

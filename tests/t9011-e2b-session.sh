@@ -86,9 +86,29 @@ test_expect_success BWRAP 'paused at E2B, the next run resumes it; the files are
 	cloud sandbox ls | grep "^$(cat eid) .* running"
 '
 
+test_expect_success BWRAP '--repo: the repository is copied into the E2B sandbox' '
+	. ./e2b.env &&
+	make_repo proj &&
+	cat >repo.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "read_file", "arguments": { "path": "calc.py" } } ] },
+	  { "expect": { "last_tool_result_contains": "return a - b" },
+	    "tool_calls": [ { "name": "run_command", "arguments": {
+	      "command": "git log --oneline | wc -l; ls -a" } } ] },
+	  { "expect": { "last_tool_result_contains": ".git" },
+	    "text": "Read.", "tool_calls": [] } ] }
+	EOF
+	holt run -s withrepo --repo proj --provider e2b --mode trust \
+		--model script:repo.json --headless "read" >out4 &&
+	tail -n 1 out4 | grep "\"reason\":\"done\"" &&
+	test_must_fail holt diff -t withrepo 2>err &&
+	grep "provider .e2b." err
+'
+
 test_expect_success BWRAP 'killed at E2B: the session says so, nothing is made in its place' '
 	. ./e2b.env &&
 	cloud sandbox rm "$(cat eid)" &&
+	cloud sandbox ls | cut -d" " -f1 >before &&
 	add_turns <<-\EOF &&
 	[ { "tool_calls": [ { "name": "run_command", "arguments": {
 	      "command": "true" } } ] },
@@ -97,8 +117,8 @@ test_expect_success BWRAP 'killed at E2B: the session says so, nothing is made i
 	test_might_fail holt run --resume job --headless "once more" \
 		>out3 2>err3 &&
 	grep "E2B no longer has\|E2B said 404" out3 err3 &&
-	cloud sandbox ls >after &&
-	test_line_count = 1 after
+	cloud sandbox ls | cut -d" " -f1 >after &&
+	test_cmp before after
 '
 
 test_done
