@@ -771,10 +771,12 @@ mcp_server_feed(struct mcp_server *s, struct buf *in, const char *data,
     size_t len)
 {
 	char	*nl, *line;
-	size_t	 n;
+	size_t	 n, from;
 
 	buf_add(in, data, len);
-	while (in->len > 0 && (nl = memchr(in->data, '\n', in->len)) != NULL) {
+	/* Only the new bytes can end a line: O(bytes), not O(line^2). */
+	for (from = in->len - len; in->len > from && (nl = memchr(in->data +
+	    from, '\n', in->len - from)) != NULL; from = 0) {
 		n = (size_t)(nl - in->data);
 		line = xstrndup(in->data, n);
 		buf_remove_front(in, n + 1);

@@ -21,6 +21,29 @@ args = $MCP_EVERYTHING stdio
 where = host"
 '
 
+test_expect_success MCP '[mcp NAME] in holt.conf: shown by config show; bad values refused' '
+	cp "$HOLT_HOME/config/holt.conf" conf.saved &&
+	holt config show >show &&
+	grep "^mcp.everything.command *= node" show &&
+	grep "^mcp.everything.where *= host" show &&
+	mcp_conf "[mcp x]
+where = moon" &&
+	test_must_fail holt config show 2>err &&
+	grep "holt.conf:2: mcp .x.: where: .moon. is not one of sandbox|host" err &&
+	mcp_conf "[mcp a__b]" &&
+	test_must_fail holt config show 2>err &&
+	grep "holt.conf:1: mcp .a__b.: a name is" err &&
+	mcp_conf "[mcp x]
+colour = red" &&
+	test_must_fail holt config show 2>err &&
+	grep "unknown key .colour." err &&
+	mcp_conf "[mcp x]
+timeout = 0" &&
+	test_must_fail holt config show 2>err &&
+	grep "timeout: .0. is not a number of seconds" err &&
+	cp conf.saved "$HOLT_HOME/config/holt.conf"
+'
+
 test_expect_success BWRAP,MCP 'server-everything: echo, get-sum, progress, an image as a placeholder' '
 	cat >ev.json <<-\EOF &&
 	{ "turns": [
@@ -108,6 +131,28 @@ where = host" &&
 	grep "MCP_TEST_VAR.*from holt.conf" r &&
 	! grep "sk-test-guarded" r &&
 	! grep "tok-test-guarded" r
+'
+
+test_expect_success BWRAP,MCP 'in the server: an interrupt ends a long MCP call and the run' '
+	mcp_conf "[mcp everything]
+command = node
+args = $MCP_EVERYTHING stdio
+where = host" &&
+	cat >long.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "mcp__everything__trigger-long-running-operation",
+	                      "arguments": { "duration": 60, "steps": 60 } } ] },
+	  { "text": "should not be asked" } ] }
+	EOF
+	holt new -d -s long --model script:long.json "wait" &&
+	test_wait_for 300 "holt log -t long --json | grep -q \"progress 1/60\"" &&
+	holt interrupt -t long &&
+	test_wait_for 100 "holt log -t long | grep \"run finished: interrupted\"" &&
+	holt log -t long --json >all &&
+	grep "\"type\":\"tool.finished\"" all | grep "\"interrupted\":true" &&
+	! grep "should not be asked" all &&
+	holt ls >ls &&
+	grep long ls
 '
 
 for m in crash hang junk big sample list; do
