@@ -10,6 +10,12 @@
 TOKEN=t9000token
 command -v lighttpd >/dev/null 2>&1 && test_set_prereq HTTPD
 test_when_finished 'e2b_stop; [ -f httpd/pid ] && kill $(cat httpd/pid)'
+# The sandboxes reach the network through holt's proxy (the default): the
+# git server's name, which the user's policy allows, is on the host's
+# loopback, through the proxy's test-only hosts file.
+echo "127.0.0.1 git.example.org" >proxy-hosts
+HOLT_PROXY_HOSTS=$PWD/proxy-hosts
+export HOLT_PROXY_HOSTS
 
 test_expect_success 'holt e2b --help and bad arguments' '
 	holt e2b --help >out &&
@@ -43,12 +49,14 @@ test_expect_success E2B,HTTPD 'setup: a repository on a git server, holt e2b ser
 	git -C work commit -q -m seed &&
 	git clone -q --bare work srv/seed.git &&
 	sh "$TEST_DIRECTORY/git-http-server" srv "$TOKEN" httpd >port &&
+	mkdir -p "$HOLT_HOME/config" &&
+	echo "net-allow git.example.org" >"$HOLT_HOME/config/policy" &&
 	e2b_serve
 '
 
 test_expect_success E2B,HTTPD 'the provisioning flow: create, clone, install' '
 	e2b_js provision \
-		"http://x-access-token:$TOKEN@127.0.0.1:$(cat port)/git/seed.git" \
+		"http://x-access-token:$TOKEN@git.example.org:$(cat port)/git/seed.git" \
 		>ids &&
 	read id pid <ids &&
 	echo "$id" >id &&
