@@ -25,6 +25,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
@@ -34,6 +35,12 @@
 #include "sandbox-ssh.h"
 
 #define SSH_OUT_MAX	(4U * 1024 * 1024)	/* what a remote holt prints */
+/*
+ * A state asked of the host is kept this long in the record's run/state:
+ * the server asks it for every status it sends, and each ask is an ssh
+ * session (a login shell on the host: from a few to hundreds of ms).
+ */
+#define SSH_STATE_TTL_MS	2000
 
 /* user@host: no option ("-..."), no space, no shell character. */
 static int
@@ -259,14 +266,56 @@ remote_run(struct sandbox *sb, const char *cmd, struct buf *out,
 	return -1;
 }
 
-/* `holt sandbox VERB REMOTE_ID` over there. */
+/* The state noted in run/state if it is fresh; -1 if not. */
 static int
-remote_verb(struct sandbox *sb, const char *verb, char **cause)
+state_kept(struct sandbox *sb, enum sandbox_state *st)
+{
+	char		*path = paths_join(sandbox_dir(sb), "run/state"), *s;
+	struct stat	 sst;
+	struct timespec	 now;
+	int64_t		 age;
+	int		 i, rc = -1;
+
+	if (stat(path, &sst) == 0) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		age = ((int64_t)now.tv_sec - sst.st_mtim.tv_sec) * 1000 +
+		    ((int64_t)now.tv_nsec - sst.st_mtim.tv_nsec) / 1000000;
+		if (age >= 0 && age < SSH_STATE_TTL_MS &&
+		    (s = file_read(path, NULL, 64)) != NULL) {
+			for (i = SANDBOX_RUNNING; i <= SANDBOX_UNREACHABLE; i++)
+				if (strcmp(s, sandbox_state_name(i)) == 0) {
+					*st = (enum sandbox_state)i;
+					rc = 0;
+				}
+			free(s);
+		}
+	}
+	free(path);
+	return rc;
+}
+
+static void
+state_note(struct sandbox *sb, enum sandbox_state st)
+{
+	char		*path = paths_join(sandbox_dir(sb), "run/state");
+	const char	*s = sandbox_state_name(st);
+
+	if (sandbox_write_run(path, s, strlen(s)) != 0)
+		log_debug("%s: %s", path, strerror(errno));
+	free(path);
+}
+
+/* `holt sandbox VERB REMOTE_ID` over there; then it is in state after. */
+static int
+remote_verb(struct sandbox *sb, const char *verb, enum sandbox_state after,
+    char **cause)
 {
 	char	*cmd = xprintf("sandbox %s %s", verb, remote_id(sb));
 	int	 rc = remote_run(sb, cmd, NULL, cause);
 
 	free(cmd);
+	if (rc == 0)
+		state_note(sb, after);
 	return rc;
 }
 
@@ -317,25 +366,25 @@ ssh_create(const char *dir, cJSON *meta, const struct sandbox_opts *o,
 static int
 ssh_start(struct sandbox *sb, char **cause)
 {
-	return remote_verb(sb, "start", cause);
+	return remote_verb(sb, "start", SANDBOX_RUNNING, cause);
 }
 
 static int
 ssh_stop(struct sandbox *sb, char **cause)
 {
-	return remote_verb(sb, "stop", cause);
+	return remote_verb(sb, "stop", SANDBOX_STOPPED, cause);
 }
 
 static int
 ssh_pause(struct sandbox *sb, char **cause)
 {
-	return remote_verb(sb, "pause", cause);
+	return remote_verb(sb, "pause", SANDBOX_PAUSED, cause);
 }
 
 static int
 ssh_resume(struct sandbox *sb, char **cause)
 {
-	return remote_verb(sb, "resume", cause);
+	return remote_verb(sb, "resume", SANDBOX_RUNNING, cause);
 }
 
 static int
@@ -343,7 +392,7 @@ ssh_rm(struct sandbox *sb, char **cause)
 {
 	if (json_str(sandbox_meta(sb), "remote_id") == NULL)
 		return 0;	/* never made over there */
-	return remote_verb(sb, "rm", cause);
+	return remote_verb(sb, "rm", SANDBOX_STOPPED, cause);
 }
 
 static enum sandbox_state
@@ -356,12 +405,16 @@ ssh_state(struct sandbox *sb)
 	enum sandbox_state	 st = SANDBOX_STOPPED;
 	const char		*s;
 
+	if (state_kept(sb, &st) == 0)
+		return st;
 	if (ssh_run(sandbox_provider_arg(sb), "sandbox ls --json", &out,
 	    &unreachable, &cause) != 0) {
 		log_debug("sandbox '%s': %s", sandbox_id(sb), cause);
 		free(cause);
 		buf_release(&out);
-		return unreachable ? SANDBOX_UNREACHABLE : SANDBOX_STOPPED;
+		st = unreachable ? SANDBOX_UNREACHABLE : SANDBOX_STOPPED;
+		state_note(sb, st);
+		return st;
 	}
 	arr = cJSON_Parse(buf_str(&out));
 	buf_release(&out);
@@ -376,6 +429,7 @@ ssh_state(struct sandbox *sb)
 			st = SANDBOX_PAUSED;
 	}
 	cJSON_Delete(arr);
+	state_note(sb, st);
 	return st;
 }
 

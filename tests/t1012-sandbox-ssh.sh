@@ -142,12 +142,34 @@ test_expect_success 'a headless session runs on the ssh provider' '
 	echo "written far away" >expect && test_cmp expect note
 '
 
+test_expect_success 'the command of a session outlives its ssh connection' '
+	cat >cut.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "run_command", "arguments": {
+	      "command": "for i in $(seq 1 40); do echo n $i; sleep 0.1; done" } } ] },
+	  { "expect": { "last_tool_result_contains": "n 40" },
+	    "text": "Counted.", "tool_calls": [] } ] }
+	EOF
+	{ holt run -s cut --provider $P --mode trust --model script:cut.json \
+		--headless "count" >cut.out 2>cut.err & } &&
+	rpid=$! &&
+	test_wait_for 300 "grep -q tool.running \"$HOLT_HOME/data/sessions/cut/events.jsonl\"" &&
+	sock=$(echo "$HOLT_HOME"/run/ssh-*) &&
+	master=$(ssh_master_pid "$sock") && test -n "$master" &&
+	kill -9 $master &&
+	wait $rpid &&
+	tail -n 1 cut.out | grep "\"reason\":\"done\"" &&
+	events_of cut.out tool.finished >fin &&
+	grep "exit code 0" fin &&
+	for i in $(seq 1 40); do grep -q "n $i\\\\n" fin || return 1; done &&
+	again=$(ssh_master_pid "$sock") && test "$again" != "$master"
+'
+
 test_expect_success 'the host down: a clear error naming it, never a local one' '
 	ssh_sshd_stop && ssh_masters_kill &&
 	test_expect_code 6 holt sandbox exec far -- true 2>err &&
 	grep "ssh:$SSH_HOST: cannot reach the host" err &&
-	holt sandbox ls >ls &&
-	grep "^$(cat id)  *far  *unreachable " ls &&
+	test_wait_for 50 "holt sandbox ls | grep \"^$(cat id)  *far  *unreachable \"" &&
 	ls "$HOLT_HOME/data/sandboxes" >before &&
 	test_must_fail holt sandbox create --provider $P 2>err &&
 	grep "ssh:$SSH_HOST: cannot reach the host" err &&
