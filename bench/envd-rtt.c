@@ -3,7 +3,8 @@
  * the server's engine sees it (no CLI start-up). Prints the p50 in ms.
  *	envd-rtt SOCKET [N]
  * With --sandbox, the same through the sandbox's provider (sandbox_connect:
- * holt-envd's socket for a local one, the bridge for an e2b one):
+ * holt-envd's socket for a local one, the bridge for an e2b one, the
+ * relay and ssh for an ssh one):
  *	envd-rtt --sandbox ID [N]
  * With --run, the p50 of running a whole command N times instead (stdin
  * and stdout on /dev/null), timed here rather than by forking date(1)
@@ -95,7 +96,9 @@ main(int argc, char **argv)
 	if (strcmp(argv[1], "--sandbox") == 0) {
 		argv++;
 		argc--;
-		if ((sb = sandbox_open(argv[1], &cause)) == NULL ||
+		/* holt.conf: an ssh provider's ssh_command and ssh_holt. */
+		if (config_load(NULL, &cause) != 0 ||
+		    (sb = sandbox_open(argv[1], &cause)) == NULL ||
 		    (s = sandbox_connect(sb, &cause)) == -1)
 			fatalx("%s", cause);
 		sandbox_free(sb);
