@@ -3,8 +3,9 @@
  * (DESIGN 13). It runs on the host, one per running sandbox, outside all
  * of the sandbox's namespaces. The sandbox has only a loopback; envd
  * listens on its 127.0.0.1:3128 and hands every connection it accepts to
- * us as a descriptor over a socket pair (--fd), so the bytes of a download
- * are copied once, here.
+ * us as a descriptor over a socket pair (--fd). Once a connection is
+ * through, its bytes go socket to socket inside the kernel (splice(2),
+ * proxy-splice.c), never through envd or our memory.
  *
  * A client speaks HTTP proxy: CONNECT host:port (HTTPS and anything else:
  * after the 200 we relay bytes and never see inside TLS), or a plain HTTP
@@ -49,11 +50,11 @@
 
 #include "holt.h"
 #include "policy.h"
+#include "proxy.h"
 
 #define HEAD_MAX	(32 * 1024)	/* a request's head */
 #define HEAD_TIMEOUT	30		/* s to send it */
 #define CONNECT_TIMEOUT	10		/* s for the target to answer */
-#define HIGH_WATER	(256 * 1024)	/* queued per direction */
 #define ASK_TIMEOUT	600		/* s for a human to answer */
 
 struct conn {
@@ -66,7 +67,8 @@ struct conn {
 	struct evdns_getaddrinfo_request *dns;
 	struct bufferevent	*ask;		/* net.ask to the server */
 	int			 closing;	/* answered: ends once written */
-	int			 answered;	/* plain HTTP: the target spoke */
+	struct proxy_splice	*relay;		/* then the bytes go here */
+	int			 cfd, tfd;	/* its sockets, ours to close */
 	struct conn		*prev, *next;
 };
 
@@ -84,8 +86,6 @@ static enum policy_mode		 policy_mode_now = POLICY_AUTO;
 
 static void conn_free(struct conn *);
 static void ask_event_cb(struct bufferevent *, short, void *);
-static void relay_drained_cb(struct bufferevent *, void *);
-static void relay_drained_event_cb(struct bufferevent *, short, void *);
 
 /* The decision log: one line per decision (run/net.log). */
 static void
@@ -163,16 +163,22 @@ policy_refresh(void)
 	free(paths[2]);
 }
 
-/* A short HTTP answer to the client, then the connection ends. */
+/* A short HTTP answer for the client, logged. */
 static void
-conn_refuse(struct conn *c, int status, const char *reason, const char *msg)
+refusal_add(struct conn *c, struct evbuffer *out, int status,
+    const char *reason, const char *msg)
 {
-	struct evbuffer	*out = bufferevent_get_output(c->client);
-
 	net_logf(status == 403 ? "deny" : "fail", c, msg);
 	evbuffer_add_printf(out, "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\n"
 	    "Connection: close\r\nX-Holt-Proxy: %s\r\nContent-Length: %zu\r\n"
 	    "\r\n%s\n", status, reason, msg, strlen(msg) + 1, msg);
+}
+
+/* A short HTTP answer to the client, then the connection ends. */
+static void
+conn_refuse(struct conn *c, int status, const char *reason, const char *msg)
+{
+	refusal_add(c, bufferevent_get_output(c->client), status, reason, msg);
 	if (c->target != NULL) {
 		bufferevent_free(c->target);
 		c->target = NULL;
@@ -220,93 +226,67 @@ addr_internal(const struct sockaddr *sa)
 
 /* relay ---------------------------------------------------------------- */
 
+/* The relay is over: a plain request whose target never spoke gets why. */
 static void
-relay_read_cb(struct bufferevent *from, void *arg)
+relay_end_cb(struct proxy_splice *r, enum proxy_splice_end why, void *arg)
 {
 	struct conn	*c = arg;
-	struct bufferevent *to = from == c->client ? c->target : c->client;
-
-	if (to == NULL)
-		return;
-	/* Then a transfer may pause as long as it likes (a long poll). */
-	if (from == c->target && !c->answered) {
-		c->answered = 1;
-		bufferevent_set_timeouts(c->target, NULL, NULL);
-	}
-	bufferevent_write_buffer(to, bufferevent_get_input(from));
-	/* Back-pressure: stop reading until the other side drains. */
-	if (evbuffer_get_length(bufferevent_get_output(to)) >= HIGH_WATER)
-		bufferevent_disable(from, EV_READ);
-}
-
-static void
-relay_write_cb(struct bufferevent *to, void *arg)
-{
-	struct conn	*c = arg;
-	struct bufferevent *from = to == c->client ? c->target : c->client;
-
-	if (c->closing) {
-		if (to == c->client)
-			conn_free(c);
-		return;
-	}
-	if (from != NULL)
-		bufferevent_enable(from, EV_READ);
-}
-
-static void
-relay_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	struct conn	*c = arg;
-	struct bufferevent *other;
+	struct evbuffer	*out;
 	char		*msg;
 
-	if ((what & (BEV_EVENT_EOF | BEV_EVENT_ERROR | BEV_EVENT_TIMEOUT)) == 0)
-		return;
-	if (bev == c->target && !c->answered && !c->connect) {
-		msg = xprintf("holt: %s:%d did not answer within %d s", c->host,
-		    c->port, CONNECT_TIMEOUT);
-		conn_refuse(c, (what & BEV_EVENT_TIMEOUT) != 0 ? 504 : 502,
-		    (what & BEV_EVENT_TIMEOUT) != 0 ? "Gateway Timeout" :
+	(void)r;
+	if (why == PROXY_SPLICE_SILENT || why == PROXY_SPLICE_TIMEOUT) {
+		msg = xprintf("holt: %s:%d did not answer%s", c->host, c->port,
+		    why == PROXY_SPLICE_TIMEOUT ? " within 10 s" : "");
+		out = evbuffer_new();
+		/* Nothing was written to the client yet: this fits. */
+		refusal_add(c, out, why == PROXY_SPLICE_TIMEOUT ? 504 : 502,
+		    why == PROXY_SPLICE_TIMEOUT ? "Gateway Timeout" :
 		    "Bad Gateway", msg);
+		evbuffer_write(out, c->cfd);
+		evbuffer_free(out);
 		free(msg);
-		return;
-	}
-	other = bev == c->client ? c->target : c->client;
-	/* What one side sent before it closed still goes to the other. */
-	if (other != NULL && evbuffer_get_length(bufferevent_get_input(bev)) > 0)
-		bufferevent_write_buffer(other, bufferevent_get_input(bev));
-	if (other != NULL && (what & BEV_EVENT_EOF) != 0 &&
-	    evbuffer_get_length(bufferevent_get_output(other)) > 0) {
-		/* Let it drain, then end. */
-		if (bev == c->client) {
-			bufferevent_free(c->client);
-			c->client = NULL;
-		} else {
-			bufferevent_free(c->target);
-			c->target = NULL;
-		}
-		bufferevent_disable(other, EV_READ);
-		bufferevent_setcb(other, NULL, relay_drained_cb,
-		    relay_drained_event_cb, c);
-		return;
 	}
 	conn_free(c);
 }
 
+/*
+ * The target answered the connect: from now on the bytes go through the
+ * kernel (proxy-splice.c), and the bufferevents of the request are done.
+ */
 static void
-relay_drained_cb(struct bufferevent *bev, void *arg)
+conn_relay(struct conn *c)
 {
-	(void)bev;
-	conn_free(arg);
-}
+	struct evbuffer	*to_target = evbuffer_new(), *to_client = evbuffer_new();
+	struct timeval	 tv = { CONNECT_TIMEOUT, 0 };
+	char		*cause = NULL;
+	int		 cfd = bufferevent_getfd(c->client);
+	int		 tfd = bufferevent_getfd(c->target);
 
-static void
-relay_drained_event_cb(struct bufferevent *bev, short what, void *arg)
-{
-	(void)bev;
-	(void)what;
-	conn_free(arg);
+	if (c->connect)
+		evbuffer_add_printf(to_client,
+		    "HTTP/1.1 200 Connection established\r\n\r\n");
+	else
+		evbuffer_add_buffer(to_target, c->head);
+	/* Bytes the client sent after its head. */
+	evbuffer_add_buffer(to_target, bufferevent_get_input(c->client));
+	c->relay = proxy_splice_new(base, cfd, tfd, to_target, to_client,
+	    relay_end_cb, c, &cause);
+	if (c->relay == NULL) {
+		conn_refuse(c, 503, "Service Unavailable", cause);
+		free(cause);
+		return;
+	}
+	/* Plain HTTP: the answer must start within the timeout. */
+	if (!c->connect)
+		proxy_splice_want_answer(c->relay, base, &tv);
+	c->cfd = cfd;
+	c->tfd = tfd;
+	bufferevent_setfd(c->client, -1);
+	bufferevent_setfd(c->target, -1);
+	bufferevent_free(c->client);
+	bufferevent_free(c->target);
+	c->client = c->target = NULL;
 }
 
 static void
@@ -314,28 +294,10 @@ target_event_cb(struct bufferevent *bev, short what, void *arg)
 {
 	struct conn	*c = arg;
 	char		*msg;
-	struct timeval	 tv = { CONNECT_TIMEOUT, 0 };
 
 	if ((what & BEV_EVENT_CONNECTED) != 0) {
 		net_logf("open", c, "connected");
-		bufferevent_setcb(c->target, relay_read_cb, relay_write_cb,
-		    relay_event_cb, c);
-		bufferevent_setcb(c->client, relay_read_cb, relay_write_cb,
-		    relay_event_cb, c);
-		/* Plain HTTP: the answer must start within the timeout. */
-		bufferevent_set_timeouts(c->target, c->connect ? NULL : &tv,
-		    NULL);
-		c->answered = c->connect;
-		if (c->connect)
-			evbuffer_add_printf(bufferevent_get_output(c->client),
-			    "HTTP/1.1 200 Connection established\r\n\r\n");
-		else
-			bufferevent_write_buffer(c->target, c->head);
-		bufferevent_enable(c->target, EV_READ | EV_WRITE);
-		bufferevent_enable(c->client, EV_READ | EV_WRITE);
-		/* Bytes the client sent after its head. */
-		if (evbuffer_get_length(bufferevent_get_input(c->client)) > 0)
-			relay_read_cb(c->client, c);
+		conn_relay(c);
 		return;
 	}
 	msg = xprintf("holt: %s:%d %s", c->host, c->port,
@@ -764,6 +726,11 @@ conn_free(struct conn *c)
 		bufferevent_free(c->target);
 	if (c->head != NULL)
 		evbuffer_free(c->head);
+	if (c->relay != NULL) {
+		proxy_splice_free(c->relay);
+		close(c->cfd);
+		close(c->tfd);
+	}
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -936,12 +903,15 @@ main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	/* Two descriptors a connection: as many as the system lets us. */
+	/*
+	 * Six descriptors a connection (two sockets, a pipe each way): as
+	 * many as the system lets us.
+	 */
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		rl.rlim_cur = rl.rlim_max;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
-	max_conns = rl.rlim_cur > 256 ? (size_t)(rl.rlim_cur - 64) / 2 : 96;
+	max_conns = rl.rlim_cur > 256 ? (size_t)(rl.rlim_cur - 64) / 6 : 32;
 	if (max_conns > 8192)
 		max_conns = 8192;
 	sandbox_dir = paths_join(paths_sandboxes_dir(), sandbox_id);

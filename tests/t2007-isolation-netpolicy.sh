@@ -33,6 +33,28 @@ test_when_finished "kill $silent"
 test_wait_for 50 "test -s silent-port"
 silent_port=$(cat silent-port)
 
+# A server that answers a first line at once, then sends back all it got
+# once the client shut its side down.
+/usr/bin/python3 -c '
+import socket
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(8)
+print(s.getsockname()[1], flush=True)
+while True:
+	c, _ = s.accept()
+	f = c.makefile("rb")
+	f.readline()
+	c.sendall(b"pong\n")
+	rest = f.read()
+	c.sendall(rest)
+	f.close()
+	c.close()' >echo-port &
+echo=$!
+test_when_finished "kill $echo"
+test_wait_for 50 "test -s echo-port"
+echo_port=$(cat echo-port)
+
 # The test-only hosts file: two registries' names on the host's loopback.
 printf "127.0.0.1 deb.debian.org registry.npmjs.org slow.debian.org asked.example.org\n" >hosts
 HOLT_PROXY_HOSTS=$PWD/hosts
@@ -71,6 +93,23 @@ test_expect_success 'a download comes through whole' '
 	sbx_net sha256sum /tmp/big >sum &&
 	sha256sum <www/big.bin | cut -d" " -f1 >expect &&
 	cut -d" " -f1 sum >got && test_cmp expect got
+'
+
+test_expect_success 'a CONNECT tunnel carries both ways, and a half-close' '
+	sbx_net python3 -c "import hashlib, os, socket
+s = socket.create_connection((\"127.0.0.1\", 3128), timeout=20)
+s.sendall(b\"CONNECT deb.debian.org:$echo_port HTTP/1.1\\r\\n\\r\\nping\\n\")
+f = s.makefile(\"rb\")
+assert f.readline().startswith(b\"HTTP/1.1 200\")
+while f.readline() != b\"\\r\\n\": pass
+assert f.readline() == b\"pong\\n\"
+data = os.urandom(3000000)
+s.sendall(data)
+s.shutdown(socket.SHUT_WR)
+back = f.read()
+print(len(back), hashlib.sha256(back).hexdigest() == hashlib.sha256(data).hexdigest())" >out &&
+	echo "3000000 True" >expect &&
+	test_cmp expect out
 '
 
 test_expect_success ROOT 'sudo apt-get installs from a registry the policy allows' '
