@@ -41,6 +41,7 @@
 #include "envd-conn.h"
 #include "mcp.h"
 #include "model.h"
+#include "otlp.h"
 #include "policy.h"
 #include "sandbox.h"
 #include "session.h"
@@ -140,6 +141,9 @@ struct agent {
 
 	struct context		*cx;
 	long long		 cx_tokens;	/* the last request's estimate */
+	uint64_t		 req_started;	/* the model request (mono ms) */
+	struct otlp_trace	*otlp;		/* otel_endpoint: spans live */
+	char			*otlp_endpoint;
 	int			 compacting;	/* a summary request is req */
 	int			 compacted;	/* this step was compacted */
 	int			 context_retried; /* a too-long request, retried */
@@ -249,6 +253,12 @@ agent_pass_on(struct agent *a, cJSON *ev)
 {
 	const char	*type = json_str(ev, "type");
 
+	if (a->otlp != NULL && type != NULL) {
+		cJSON *spans = cJSON_CreateArray();
+
+		otlp_trace_feed(a->otlp, ev, spans);
+		otlp_export_spans(a->otlp_endpoint, spans);
+	}
 	if (type != NULL && (strcmp(type, "session.rewound") == 0 ||
 	    strcmp(type, "session.forked") == 0))
 		agent_history_apply(a, ev);
@@ -1445,6 +1455,9 @@ agent_usage(struct agent *a, struct model_reply *r, const char *purpose)
 	cJSON_AddNumberToObject(ev, "cost_usd", cost);
 	if (purpose != NULL)
 		cJSON_AddStringToObject(ev, "purpose", purpose);
+	cJSON_AddStringToObject(ev, "model", model_spec(a->model));
+	cJSON_AddNumberToObject(ev, "duration_ms", (double)(mono_ms() -
+	    a->req_started));
 	agent_emit(a, ev, 0);
 }
 
@@ -1717,6 +1730,7 @@ agent_compact(struct agent *a, const char *by, const char *focus, int force)
 	free(sys);
 	a->compacting = 1;
 	agent_set_state(a, AGENT_WORKING);
+	a->req_started = mono_ms();
 	a->req = model_request(a->model, a->base, msgs, tools,
 	    &agent_compact_cb, a);
 	cJSON_Delete(msgs);
@@ -1765,6 +1779,7 @@ agent_request(struct agent *a)
 	a->sent = agent_messages(a);
 	tools = agent_tools(a);
 	a->cx_tokens = context_tokens(a->cx, a->sent, tools);
+	a->req_started = mono_ms();
 	a->req = model_request(a->model, a->base, a->sent, tools,
 	    &agent_model_cb, a);
 	cJSON_Delete(tools);
@@ -2094,6 +2109,8 @@ agent_open_event(void *arg, cJSON *ev)
 	struct agent	*a = arg;
 	const char	*type = json_str(ev, "type");
 
+	if (a->otlp != NULL)
+		otlp_trace_feed(a->otlp, ev, NULL);	/* sent already */
 	if (strcmp(type, "model.usage") == 0) {
 		a->in_tok += (long long)json_num(ev, "input_tokens", 0);
 		a->out_tok += (long long)json_num(ev, "output_tokens", 0);
@@ -2377,6 +2394,11 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 		free(msg);
 		msg = NULL;
 	}
+	/* The server exports traces live (holt.conf's otel_endpoint). */
+	if (otlp_export_enabled() && *config_get("otel_endpoint") != '\0') {
+		a->otlp_endpoint = xstrdup(config_get("otel_endpoint"));
+		a->otlp = otlp_trace_new(name, sbx, agent_model_spec(a));
+	}
 	/* One line at a time, keeping only what the conversation needs. */
 	a->cx = context_new(agent_model_spec(a));
 	if (eventlog_scan(name, agent_open_wants, agent_open_event, a, &warning,
@@ -2435,6 +2457,8 @@ agent_free(struct agent *a)
 	model_free(a->model_next);
 	cJSON_Delete(a->sent);
 	context_free(a->cx);
+	otlp_trace_free(a->otlp);
+	free(a->otlp_endpoint);
 	free(a->instructions);
 	free(a->compact_focus);
 	if (a->kick != NULL)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "otlp.h"
 #include "session.h"
 
 volatile sig_atomic_t	 cmd_stop;
@@ -572,20 +573,69 @@ const struct cmd_entry cmd_kill_session_entry = {
 	"kill-session", "-t NAME [--rm]", "end a session", cmd_kill_session_exec
 };
 
+struct cmd_log_opts {
+	int		 follow;
+	int		 json;
+	const char	*otlp;		/* --otlp URL */
+};
+
 static int
 cmd_log_opt(int ch, const char *optarg, void *arg)
 {
-	int	*flags = arg;
+	struct cmd_log_opts	*o = arg;
 
 	if (ch == 'f') {
-		flags[0] = 1;
+		o->follow = 1;
 		return 0;
 	}
 	if (ch == 'j') {
-		flags[1] = 1;
+		o->json = 1;
+		return 0;
+	}
+	if (ch == 'o') {
+		o->otlp = optarg;
 		return 0;
 	}
 	return -1;
+}
+
+/* holt log --otlp: the log's finished runs as traces, in one POST. */
+static int
+cmd_log_otlp(const char *name, const cJSON *events, const char *endpoint)
+{
+	struct otlp_trace	*t;
+	cJSON			*meta, *spans = cJSON_CreateArray();
+	const cJSON		*ev;
+	char			*body, *url, *cause = NULL;
+	int			 runs = 0, rc;
+
+	meta = session_load(name, &cause);
+	free(cause);
+	cause = NULL;
+	t = otlp_trace_new(name, json_str(meta, "sandbox"),
+	    json_str(meta, "model") != NULL ? json_str(meta, "model") :
+	    config_get("model"));
+	cJSON_ArrayForEach(ev, events) {
+		otlp_trace_feed(t, ev, spans);
+		if (strcmp(json_str(ev, "type") != NULL ? json_str(ev, "type") :
+		    "", "run.finished") == 0)
+			runs++;
+	}
+	otlp_trace_free(t);
+	cJSON_Delete(meta);
+	url = otlp_traces_url(endpoint);
+	body = otlp_request_json(spans);
+	rc = otlp_post(url, body, 15, 60, &cause);
+	if (rc != 0)
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: otlp %s\n", cause);
+	else
+		printf("%d spans of %d runs sent to %s\n",
+		    cJSON_GetArraySize(spans), runs, url);
+	free(cause);
+	free(body);
+	free(url);
+	cJSON_Delete(spans);
+	return rc == 0 ? EXIT_OK : EXIT_ERR;
 }
 
 static int
@@ -594,12 +644,14 @@ cmd_log_exec(int argc, char **argv)
 	static const struct option lo[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "follow", no_argument, NULL, 'f' },
+		{ "otlp", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
 	const char	*name;
 	char		*dir, *path, *cause = NULL, *warning = NULL, *out;
-	int		 r, flags[2] = { 0, 0 };
+	int		 r;
+	struct cmd_log_opts flags = { 0, 0, NULL };
 	cJSON		*events, *ev;
 	struct buf	 b = BUF_INIT, pending = BUF_INIT;
 	FILE		*f;
@@ -607,9 +659,14 @@ cmd_log_exec(int argc, char **argv)
 	size_t		 n;
 	long		 off;
 
-	if ((r = cmd_target(argc, argv, "-t NAME [-f] [--json]", lo, "t:fh",
-	    cmd_log_opt, flags, &name)) != 0)
+	if ((r = cmd_target(argc, argv, "-t NAME [-f] [--json | --otlp URL]",
+	    lo, "t:fh", cmd_log_opt, &flags, &name)) != 0)
 		return r > 0 ? EXIT_OK : EXIT_USAGE;
+	if (flags.otlp != NULL && (flags.follow || flags.json)) {
+		fprintf(stderr, "holt log: --otlp sends the log; it takes "
+		    "neither -f nor --json\n");
+		return EXIT_USAGE;
+	}
 	if (session_name_valid(name, &cause) != 0 || !session_exists(name)) {
 		free(cause);
 		fprintf(stderr, "holt: session '%s': no such session\n", name);
@@ -624,8 +681,13 @@ cmd_log_exec(int argc, char **argv)
 		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", warning);
 		free(warning);
 	}
+	if (flags.otlp != NULL) {
+		r = cmd_log_otlp(name, events, flags.otlp);
+		cJSON_Delete(events);
+		return r;
+	}
 	cJSON_ArrayForEach(ev, events) {
-		if (flags[1]) {
+		if (flags.json) {
 			out = json_print(ev);
 			utf8_vis_print(stdout, UTF8_VIS_JSON, "%s\n", out);
 			free(out);
@@ -637,7 +699,7 @@ cmd_log_exec(int argc, char **argv)
 	}
 	fflush(stdout);
 	cJSON_Delete(events);
-	if (!flags[0]) {
+	if (!flags.follow) {
 		buf_release(&b);
 		return EXIT_OK;
 	}
@@ -667,7 +729,7 @@ cmd_log_exec(int argc, char **argv)
 				break;
 			*nl = '\0';
 			if ((ev = cJSON_Parse(pending.data)) != NULL) {
-				if (flags[1])
+				if (flags.json)
 					utf8_vis_print(stdout, UTF8_VIS_JSON,
 					    "%s\n", pending.data);
 				else {
@@ -690,7 +752,8 @@ cmd_log_exec(int argc, char **argv)
 }
 
 const struct cmd_entry cmd_log_entry = {
-	"log", "-t NAME [-f] [--json]", "print the event log", cmd_log_exec
+	"log", "-t NAME [-f] [--json | --otlp URL]",
+	"print the event log, or send it as OTLP traces", cmd_log_exec
 };
 
 static int

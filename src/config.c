@@ -74,6 +74,7 @@ static const struct config_opt config_opts[] = {
 	{ "e2b_api_url", CT_STR, "", NULL, "E2B's API (else E2B_API_URL, then https://api.e2b.app)" },
 	{ "e2b_sandbox_url", CT_STR, "", NULL, "one URL for every E2B sandbox's envd (else E2B_SANDBOX_URL)" },
 	{ "e2b_template", CT_STR, "base", NULL, "template of new e2b sandboxes" },
+	{ "otel_endpoint", CT_STR, "", NULL, "OTLP/HTTP endpoint the server sends traces to (POST URL/v1/traces)" },
 };
 
 struct config_val {

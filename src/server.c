@@ -45,6 +45,7 @@
 
 #include "agent.h"
 #include "client.h"
+#include "otlp.h"
 #include "sandbox.h"
 #include "server.h"
 #include "session.h"
@@ -1228,6 +1229,7 @@ server_main(int foreground)
 	signal(SIGPIPE, SIG_IGN);
 	secret_init();
 	file_raise_fd_limit();
+	otlp_export_enable();	/* for sessions with otel_endpoint */
 
 	/*
 	 * Two priorities, and a look at requests after SRV_BULK_SLICE_MS of
@@ -1295,6 +1297,7 @@ server_main(int foreground)
 	event_free(ev_hup);
 	event_base_free(srv_base);
 	unlink(srv_path);
+	otlp_export_stop(1000);
 	log_info("server %ld exited", (long)getpid());
 	free(srv_path);
 	return EXIT_OK;
