@@ -360,6 +360,12 @@ ssh_create(const char *dir, cJSON *meta, const struct sandbox_opts *o,
 	}
 	cJSON_AddStringToObject(meta, "remote_id", rid);
 	free(rid);
+	/*
+	 * The host's holt pauses it when idle (its server, if one runs):
+	 * only it sees whether a command runs there. Never this one's.
+	 */
+	cJSON_ReplaceItemInObjectCaseSensitive(meta, "idle_pause_ms",
+	    cJSON_CreateNumber(0));
 	return 0;
 }
 

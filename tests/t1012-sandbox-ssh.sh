@@ -142,6 +142,26 @@ test_expect_success 'a headless session runs on the ssh provider' '
 	echo "written far away" >expect && test_cmp expect note
 '
 
+test_expect_success 'a session with --repo: the repository is in the sandbox' '
+	make_repo proj &&
+	cat >repo.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "run_tests", "arguments": {} } ] },
+	  { "expect": { "last_tool_result_contains": "TESTS FAILED" },
+	    "text": "It fails.", "tool_calls": [] } ] }
+	EOF
+	holt run -s repo --repo proj --provider $P --mode trust \
+		--model script:repo.json --test-command "python3 test_calc.py" \
+		--headless "run the tests" >out &&
+	tail -n 1 out | grep "\"reason\":\"done\"" &&
+	sid=$(sed -n "s/.*\"sandbox\":[[:space:]]*\"\(sbx-[0-9a-f]*\)\".*/\1/p" \
+		"$HOLT_HOME/data/sessions/repo/session.json") &&
+	holt sandbox exec $sid -- cat /workspace/calc.py >calc &&
+	test_cmp proj/calc.py calc &&
+	test_must_fail holt diff -t repo 2>err &&
+	grep "provider .$P." err
+'
+
 test_expect_success 'the command of a session outlives its ssh connection' '
 	cat >cut.json <<-\EOF &&
 	{ "turns": [
