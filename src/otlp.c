@@ -381,14 +381,30 @@ otlp_run_close(struct otlp_trace *t, const cJSON *ev, uint64_t now,
 	t->run_open = 0;
 }
 
+/* The events spans are made of; the rest (tool.output...) cost nothing. */
+static int
+otlp_wants(const char *type)
+{
+	static const char	*types[] = { "user.message", "assistant.message",
+	    "tool.call", "tool.finished", "run.finished", "model.usage",
+	    "model.changed" };
+	size_t			 i;
+
+	for (i = 0; type != NULL && i < nitems(types); i++) {
+		if (strcmp(type, types[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
 void
 otlp_trace_feed(struct otlp_trace *t, const cJSON *ev, cJSON *spans)
 {
 	const char		*type = json_str(ev, "type"), *s;
-	uint64_t		 now = otlp_time(ev);
+	uint64_t		 now;
 	struct otlp_call	*c;
 
-	if (type == NULL || now == 0)
+	if (!otlp_wants(type) || (now = otlp_time(ev)) == 0)
 		return;
 	if (strcmp(type, "model.changed") == 0 &&
 	    (s = json_str(ev, "model")) != NULL) {
