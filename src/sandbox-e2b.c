@@ -11,7 +11,8 @@
  * sandbox's are). E2B's own timeout (idle_pause) pauses it when holt
  * leaves it unused that long, and the next connect resumes it.
  * Connecting gives a socket served by e2b-bridge.c, which speaks holt's
- * envd protocol in E2B calls.
+ * envd protocol in E2B calls. Checkpoints are kept in the E2B sandbox
+ * itself (below, before the provider's table).
  *
  * State is asked of E2B each time (one HTTP round trip), as the local
  * provider derives its own from run/ each time; a server that does not
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
 #include "e2b-client.h"
 #include "sandbox.h"
 #include "sandbox-provider.h"
@@ -81,12 +83,177 @@ e2b_prefix(struct sandbox *sb, char **cause)
 	*cause = m;
 }
 
+/*
+ * States asked of E2B in the last E2B_STATE_TTL_MS, by holt sandbox id:
+ * the server asks each session's sandbox's state for every status it
+ * gives, and each answer is a round trip to E2B. Our own pause, resume
+ * and connect forget the entry.
+ */
+#define E2B_STATE_TTL_MS	2000
+#define E2B_STATE_CACHED	16
+static struct {
+	char			 id[32];
+	enum sandbox_state	 state;
+	uint64_t		 at_ms;
+} e2b_states[E2B_STATE_CACHED];
+static pthread_mutex_t	 e2b_states_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int
+state_cached(struct sandbox *sb, enum sandbox_state *st)
+{
+	size_t	 i;
+	int	 found = 0;
+
+	pthread_mutex_lock(&e2b_states_lock);
+	for (i = 0; i < E2B_STATE_CACHED && !found; i++) {
+		if (strcmp(e2b_states[i].id, sandbox_id(sb)) == 0 &&
+		    json_now_ms() - e2b_states[i].at_ms < E2B_STATE_TTL_MS) {
+			*st = e2b_states[i].state;
+			found = 1;
+		}
+	}
+	pthread_mutex_unlock(&e2b_states_lock);
+	return found;
+}
+
+/* Note a state; STATE_FORGET forgets the sandbox's. */
+#define STATE_FORGET	((enum sandbox_state)-1)
+static void
+state_note(struct sandbox *sb, enum sandbox_state st)
+{
+	size_t	 i, slot = 0;
+
+	pthread_mutex_lock(&e2b_states_lock);
+	for (i = 0; i < E2B_STATE_CACHED; i++) {
+		if (strcmp(e2b_states[i].id, sandbox_id(sb)) == 0) {
+			slot = i;
+			break;
+		}
+		if (e2b_states[i].at_ms < e2b_states[slot].at_ms)
+			slot = i;
+	}
+	if (st == STATE_FORGET)
+		memset(&e2b_states[slot], 0, sizeof e2b_states[slot]);
+	else {
+		xstrlcpy(e2b_states[slot].id, sandbox_id(sb),
+		    sizeof e2b_states[slot].id);
+		e2b_states[slot].state = st;
+		e2b_states[slot].at_ms = json_now_ms();
+	}
+	pthread_mutex_unlock(&e2b_states_lock);
+}
+
 static int
 ignore_msg(void *arg, const cJSON *msg)
 {
 	(void)arg;
 	(void)msg;
 	return 0;
+}
+
+/*
+ * The sandbox, resumed if paused (E2B's connect): its client, with sbx
+ * filled; NULL with *cause.
+ */
+static struct e2b_client *
+e2b_reach(struct sandbox *sb, struct e2b_sbx *sbx, char **cause)
+{
+	struct e2b_client	*c;
+
+	if (e2b_id(sb) == NULL) {
+		*cause = xprintf("sandbox '%s': meta.json names no E2B "
+		    "sandbox", sandbox_id(sb));
+		return NULL;
+	}
+	if ((c = e2b_client_for(sb, cause)) == NULL)
+		return NULL;
+	state_note(sb, STATE_FORGET);
+	if (e2b_client_connect(c, e2b_id(sb), e2b_timeout_s(sb), sbx,
+	    cause) != 0) {
+		e2b_prefix(sb, cause);
+		e2b_client_free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* A script's stdout and end, as e2b_root_sh collects them. */
+struct e2b_sh {
+	struct buf	 out;
+	int		 code;
+	int		 ended;
+};
+
+static int
+sh_msg(void *arg, const cJSON *msg)
+{
+	struct e2b_sh	*sh = arg;
+	const cJSON	*ev = cJSON_GetObjectItem(msg, "event"), *x;
+
+	if (msg == NULL)
+		return 0;
+	if ((x = cJSON_GetObjectItem(ev, "data")) != NULL &&
+	    json_str(x, "stdout") != NULL && sh->out.len < 65536)
+		envd_b64_decode(json_str(x, "stdout"), &sh->out);
+	else if ((x = cJSON_GetObjectItem(ev, "end")) != NULL) {
+		sh->ended = 1;
+		sh->code = (int)json_num(x, "exitCode", 0);
+		if (json_str(x, "status") != NULL &&
+		    strncmp(json_str(x, "status"), "signal", 6) == 0)
+			sh->code = -1;
+	}
+	return 0;
+}
+
+/*
+ * Run script as root in sb (resumed first), its stdout into out. 0 when
+ * it ended with 0; else -1 and *cause with its last line of output.
+ */
+static int
+e2b_root_sh(struct sandbox *sb, const char *what, const char *script,
+    struct buf *out, char **cause)
+{
+	struct e2b_client	*c;
+	struct e2b_sbx		 sbx;
+	struct e2b_sh		 sh;
+	cJSON			*q, *p, *args;
+	int			 r = -1;
+
+	if ((c = e2b_reach(sb, &sbx, cause)) == NULL)
+		return -1;
+	memset(&sh, 0, sizeof sh);
+	buf_init(&sh.out);
+	q = cJSON_CreateObject();
+	p = cJSON_AddObjectToObject(q, "process");
+	cJSON_AddStringToObject(p, "cmd", "/bin/sh");
+	args = cJSON_AddArrayToObject(p, "args");
+	/* Root as E2B gives it, else by sudo (holt e2b serve's sandboxes). */
+	cJSON_AddItemToArray(args, cJSON_CreateString("-c"));
+	cJSON_AddItemToArray(args, cJSON_CreateString("exec 2>&1; "
+	    "if [ \"$(id -u)\" = 0 ]; then exec /bin/sh -c \"$1\"; fi; "
+	    "exec sudo -n /bin/sh -c \"$1\""));
+	cJSON_AddItemToArray(args, cJSON_CreateString("holt"));
+	cJSON_AddItemToArray(args, cJSON_CreateString(script));
+	if (e2b_envd_stream(&sbx, "process.Process/Start", "root", q, sh_msg,
+	    &sh, cause) != 0)
+		e2b_prefix(sb, cause);
+	else if (!sh.ended || sh.code != 0) {
+		while (sh.out.len > 0 && sh.out.data[sh.out.len - 1] == '\n')
+			sh.out.len--;
+		buf_addc(&sh.out, '\0');
+		*cause = xprintf("sandbox '%s': %s: %s", sandbox_id(sb), what,
+		    strrchr(sh.out.data, '\n') != NULL ?
+		    strrchr(sh.out.data, '\n') + 1 : sh.out.data);
+	} else {
+		if (out != NULL)
+			buf_add(out, sh.out.data, sh.out.len);
+		r = 0;
+	}
+	cJSON_Delete(q);
+	buf_release(&sh.out);
+	e2b_sbx_release(&sbx);
+	e2b_client_free(c);
+	return r;
 }
 
 /* E2B's templates have /home/user; holt's tools work in /workspace. */
@@ -160,66 +327,6 @@ e2b_create(const char *dir, cJSON *meta, const struct sandbox_opts *o,
 	e2b_sbx_release(&sbx);
 	e2b_client_free(c);
 	return 0;
-}
-
-/*
- * States asked of E2B in the last E2B_STATE_TTL_MS, by holt sandbox id:
- * the server asks each session's sandbox's state for every status it
- * gives, and each answer is a round trip to E2B. Our own pause, resume
- * and connect forget the entry.
- */
-#define E2B_STATE_TTL_MS	2000
-#define E2B_STATE_CACHED	16
-static struct {
-	char			 id[32];
-	enum sandbox_state	 state;
-	uint64_t		 at_ms;
-} e2b_states[E2B_STATE_CACHED];
-static pthread_mutex_t	 e2b_states_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int
-state_cached(struct sandbox *sb, enum sandbox_state *st)
-{
-	size_t	 i;
-	int	 found = 0;
-
-	pthread_mutex_lock(&e2b_states_lock);
-	for (i = 0; i < E2B_STATE_CACHED && !found; i++) {
-		if (strcmp(e2b_states[i].id, sandbox_id(sb)) == 0 &&
-		    json_now_ms() - e2b_states[i].at_ms < E2B_STATE_TTL_MS) {
-			*st = e2b_states[i].state;
-			found = 1;
-		}
-	}
-	pthread_mutex_unlock(&e2b_states_lock);
-	return found;
-}
-
-/* Note a state; STATE_FORGET forgets the sandbox's. */
-#define STATE_FORGET	((enum sandbox_state)-1)
-static void
-state_note(struct sandbox *sb, enum sandbox_state st)
-{
-	size_t	 i, slot = 0;
-
-	pthread_mutex_lock(&e2b_states_lock);
-	for (i = 0; i < E2B_STATE_CACHED; i++) {
-		if (strcmp(e2b_states[i].id, sandbox_id(sb)) == 0) {
-			slot = i;
-			break;
-		}
-		if (e2b_states[i].at_ms < e2b_states[slot].at_ms)
-			slot = i;
-	}
-	if (st == STATE_FORGET)
-		memset(&e2b_states[slot], 0, sizeof e2b_states[slot]);
-	else {
-		xstrlcpy(e2b_states[slot].id, sandbox_id(sb),
-		    sizeof e2b_states[slot].id);
-		e2b_states[slot].state = st;
-		e2b_states[slot].at_ms = json_now_ms();
-	}
-	pthread_mutex_unlock(&e2b_states_lock);
 }
 
 static enum sandbox_state
@@ -352,21 +459,9 @@ e2b_connect(struct sandbox *sb, int mode, char **cause)
 	cJSON			*hello;
 	int			 fd, r;
 
-	if (e2b_id(sb) == NULL) {
-		*cause = xprintf("sandbox '%s' is stopped (holt sandbox start "
-		    "%s)", sandbox_id(sb), sandbox_id(sb));
-		return -1;
-	}
-	if ((c = e2b_client_for(sb, cause)) == NULL)
-		return -1;
 	/* Connect resumes a paused one: holt's tools wake it on use. */
-	state_note(sb, STATE_FORGET);
-	if (e2b_client_connect(c, e2b_id(sb), e2b_timeout_s(sb), &sbx,
-	    cause) != 0) {
-		e2b_prefix(sb, cause);
-		e2b_client_free(c);
+	if ((c = e2b_reach(sb, &sbx, cause)) == NULL)
 		return -1;
-	}
 	if ((fd = e2b_bridge_open(c, &sbx, e2b_timeout_s(sb), cause)) == -1) {
 		e2b_sbx_release(&sbx);
 		e2b_client_free(c);
@@ -386,6 +481,81 @@ e2b_connect(struct sandbox *sb, int mode, char **cause)
 	return fd;
 }
 
+/*
+ * Checkpoints (DESIGN 15) are kept in the E2B sandbox, by root, in
+ * E2B_CHECKPOINTS: each one GNU tar's incremental dump of /workspace and
+ * /home/user against the one it follows (N.tar, the listed-incremental
+ * state after it N.snap, its parent N.parent), so a checkpoint costs what
+ * changed since the last. "head" is the checkpoint the files are from now:
+ * after a restore, the next one follows it, and the ones taken after it
+ * stay there. Restoring N extracts its chain from the first, each with
+ * --incremental, which also deletes what was not there at that point.
+ */
+#define E2B_CHECKPOINTS	"/var/lib/holt-checkpoints"
+
+static const char e2b_checkpoint_sh[] =
+    "set -e; d=" E2B_CHECKPOINTS "; mkdir -p $d; chmod 700 $d; cd $d\n"
+    "last=$(cat last 2>/dev/null || echo 0); n=$((last + 1))\n"
+    "head=$(cat head 2>/dev/null || echo 0)\n"
+    "rm -f $n.snap; if [ $head -gt 0 ]; then cp $head.snap $n.snap; fi\n"
+    "rc=0; tar --create --file=$n.tar --listed-incremental=$n.snap "
+    "--no-check-device --verbose -C / workspace home/user >$n.list "
+    "2>$n.err || rc=$?\n"
+    "if [ $rc -gt 1 ]; then tail -n 1 $n.err; exit 1; fi\n"
+    "echo $head >$n.parent; echo $n >last; echo $n >head\n"
+    "echo $n $(find /workspace /home/user 2>/dev/null | wc -l) "
+    "$(grep -vc '/$' $n.list || true) $(stat -c %s $n.tar)\n";
+
+static const char e2b_restore_sh[] =
+    "set -e; cd " E2B_CHECKPOINTS " 2>/dev/null || "
+    "{ echo \"checkpoint $1: none taken\"; exit 1; }\n"
+    "test -f $1.tar || { echo \"checkpoint $1: no such checkpoint\"; "
+    "exit 1; }\n"
+    "chain=; i=$1; while [ $i -gt 0 ]; do chain=\"$i $chain\"; "
+    "i=$(cat $i.parent); done\n"
+    "for i in $chain; do tar --extract --incremental --file=$i.tar "
+    "-C /; done\n"
+    "echo $1 >head\n";
+
+static int
+e2b_checkpoint(struct sandbox *sb, struct checkpoint_info *ci, char **cause)
+{
+	struct buf		 out = BUF_INIT;
+	unsigned long long	 id, files, changed, bytes;
+
+	if (e2b_root_sh(sb, "checkpoint", e2b_checkpoint_sh, &out, cause) != 0)
+		return -1;
+	buf_addc(&out, '\0');
+	if (sscanf(out.data, "%llu %llu %llu %llu", &id, &files, &changed,
+	    &bytes) != 4) {
+		*cause = xprintf("sandbox '%s': checkpoint: it said '%.80s'",
+		    sandbox_id(sb), out.data);
+		buf_release(&out);
+		return -1;
+	}
+	buf_release(&out);
+	memset(ci, 0, sizeof *ci);
+	ci->id = (long long)id;
+	ci->time_ms = json_now_ms();
+	ci->files = files;
+	ci->changed = changed;
+	ci->bytes = bytes;
+	return 0;
+}
+
+static int
+e2b_restore(struct sandbox *sb, long long id, char **cause)
+{
+	char	*script;
+	int	 r;
+
+	/* The id as the script's $1: the script itself stays a constant. */
+	script = xprintf("set -- %lld\n%s", id, e2b_restore_sh);
+	r = e2b_root_sh(sb, "restore", script, NULL, cause);
+	free(script);
+	return r;
+}
+
 const struct sandbox_provider sandbox_e2b_provider = {
 	.name = "e2b",
 	.create = e2b_create,
@@ -396,4 +566,6 @@ const struct sandbox_provider sandbox_e2b_provider = {
 	.rm = e2b_kill,
 	.state = e2b_state,
 	.connect = e2b_connect,
+	.checkpoint = e2b_checkpoint,
+	.restore = e2b_restore,
 };

@@ -7,7 +7,7 @@
 . "$TEST_DIRECTORY/lib-engine.sh"
 . "$TEST_DIRECTORY/e2b-lib.sh"
 
-test_when_finished 'e2b_stop; cloud_cleanup'
+test_when_finished 'holt kill-server; e2b_stop; cloud_cleanup'
 
 # add_turns <JSON: the script's next turns (a resumed run goes on from the
 # turn after the last one used).
@@ -22,7 +22,7 @@ test_expect_success BWRAP 'setup: the cloud' '
 	cloud_serve
 '
 
-# trust: E2B sandboxes take no checkpoints, so auto would ask each time.
+# trust: no policy to write for these commands.
 test_expect_success BWRAP 'a run writes, runs, lists, reads, edits and searches there' '
 	. ./e2b.env &&
 	cat >work.json <<-\EOF &&
@@ -103,6 +103,39 @@ test_expect_success BWRAP '--repo: the repository is copied into the E2B sandbox
 	tail -n 1 out4 | grep "\"reason\":\"done\"" &&
 	test_must_fail holt diff -t withrepo 2>err &&
 	grep "provider .e2b." err
+'
+
+test_expect_success BWRAP 'checkpoints in E2B: rewind puts the files back there' '
+	. ./e2b.env &&
+	cat >flow.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "write_file", "arguments": {
+	      "path": "notes.txt", "content": "one\n" } } ] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": {
+	      "command": "echo two >b.txt && rm notes.txt && mkdir -p d/e" } } ] },
+	  { "text": "done", "tool_calls": [] } ] }
+	EOF
+	mkdir -p "$HOLT_HOME/config" &&
+	echo "allow ^(echo|rm|mkdir)(\\s|\$)" >"$HOLT_HOME/config/policy" &&
+	holt new -d -s rw --provider e2b --mode auto --model script:flow.json \
+		"make notes" &&
+	test_wait_for 300 "holt log -t rw | grep \"run finished: done\"" &&
+	events_of "$(session_log rw)" checkpoint.taken >ck &&
+	test_line_count = 2 ck &&
+	! events_of "$(session_log rw)" approval.needed &&
+	sid=$(sed -n "s/.*\"sandbox\":[[:space:]]*\"\(sbx-[0-9a-f]*\)\".*/\1/p" \
+		"$HOLT_HOME/data/sessions/rw/session.json" | head -n 1) &&
+	e2b_id_of "$sid" >rweid &&
+	cloud sandbox exec "$(cat rweid)" -- ls /workspace >before &&
+	printf "b.txt\nd\n" >expect &&
+	test_cmp expect before &&
+	holt rewind -t rw --to 2 &&
+	cloud sandbox exec "$(cat rweid)" -- ls /workspace >after &&
+	echo notes.txt >expect &&
+	test_cmp expect after &&
+	holt rewind -t rw --to 1 &&
+	cloud sandbox exec "$(cat rweid)" -- ls -A /workspace >first &&
+	test_line_count = 0 first
 '
 
 test_expect_success BWRAP 'killed at E2B: the session says so, nothing is made in its place' '

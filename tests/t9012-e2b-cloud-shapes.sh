@@ -75,7 +75,7 @@ test_expect_success 'files: GET and POST /files, multipart, a 404 in holt'"'"'s 
 	violations
 '
 
-test_expect_success 'a session lists the cloud'"'"'s files: int64 strings, modes, links' '
+test_expect_success 'a session: files listed (int64 strings, modes, links), a checkpoint' '
 	. ./cloud.env &&
 	cat >ls.json <<-\EOF &&
 	{ "turns": [
@@ -93,6 +93,7 @@ test_expect_success 'a session lists the cloud'"'"'s files: int64 strings, modes
 	grep "sub/" first &&
 	grep "link" first &&
 	grep "^POST /filesystem.Filesystem/ListDir " replay.log &&
+	events_of out checkpoint.taken | grep "\"checkpoint\":1,.*\"bytes\":10240" &&
 	violations
 '
 
