@@ -17,8 +17,17 @@ struct checkpoint_store {
 	size_t			 nlist;
 	long long		 next;
 	uint64_t		 total;		/* bytes of objects */
-	char			 dirty[256];	/* objects/xx/ to fsync */
-	size_t			 nnew;		/* objects made since the sync */
+	struct ckpt_pending	*pending;	/* objects not yet in place */
+	size_t			 npending;
+	int			 noclone;	/* FICLONE failed: copy */
+};
+
+/* An object written to a temporary, named by ckpt_obj_flush. */
+struct ckpt_pending {
+	char		 tmp[32];
+	char		 path[68];	/* xx/yyyy... */
+	uint64_t	 size;
+	int		 fd;		/* open until synced, for the first few */
 };
 
 /* One entry of a tree object. */
@@ -50,6 +59,63 @@ struct ckpt_commit {
 	size_t		 nlinks;
 };
 
+/* The stat cache (checkpoint-index.c): a directory and its entries. */
+struct ckpt_ient {
+	char		*name;
+	char		 type;		/* as in ckpt_entry */
+	unsigned	 mode;		/* as in its tree's line */
+	long long	 uid, gid;	/* relative, as in its tree's line */
+	uint64_t	 dev, ino, size;
+	long long	 mtime, ctime;
+	long long	 hashed;	/* when its content was read */
+	char		 hash[65];
+};
+
+struct ckpt_idir {
+	char		*path;		/* ROOT/DIR/... */
+	uint64_t	 dev, ino;
+	long long	 mtime, ctime;
+	long long	 scanned;	/* when its names were read */
+	char		 tree[65];	/* its tree object, "" unknown */
+	struct ckpt_ient *e;		/* sorted by name */
+	size_t		 n;
+	int		 seen;
+};
+
+struct ckpt_index {
+	struct ckpt_idir **dirs;
+	size_t		 n;
+	size_t		*slot;		/* path -> 1 + index into dirs */
+	size_t		 cap;
+};
+
+void	 ckpt_index_load(struct checkpoint_store *, struct ckpt_index *,
+	     long long uid, long long gid);
+int	 ckpt_index_save(struct checkpoint_store *, struct ckpt_index *,
+	     long long uid, long long gid);
+void	 ckpt_index_free(struct ckpt_index *);
+struct ckpt_idir *ckpt_index_dir(struct ckpt_index *, const char *path);
+void	 ckpt_index_add(struct ckpt_index *, struct ckpt_idir *);
+struct ckpt_ient *ckpt_idir_find(struct ckpt_idir *, const char *name);
+void	 ckpt_idir_free(struct ckpt_idir *);
+uint64_t ckpt_fnv(const char *);
+
+/*
+ * Objects are queued by the puts and made durable and named by the flush
+ * (all of them, or none with ckpt_obj_abort): call it before naming the
+ * new objects anywhere or reading them.
+ */
+int	 ckpt_obj_put_mem(struct checkpoint_store *, const void *, size_t,
+	     char hash[65]);
+int	 ckpt_obj_put_fd(struct checkpoint_store *, int fd, char hash[65]);
+int	 ckpt_obj_flush(struct checkpoint_store *, uint64_t *added);
+void	 ckpt_obj_abort(struct checkpoint_store *);
+/* The names in a directory, sorted, without . and .. (NULL: errno). */
+char	**ckpt_names(int fd, size_t *n);
+long long ckpt_now_ns(void);
+/* Add a checkpoint taken to the list, durably. */
+int	 ckpt_list_add(struct checkpoint_store *, const struct checkpoint_info *,
+	     char **cause);
 int	 ckpt_obj_open(struct checkpoint_store *, const char *hash);
 char	*ckpt_obj_read(struct checkpoint_store *, const char *hash, size_t *);
 int	 ckpt_tree_read(struct checkpoint_store *, const char *hash,

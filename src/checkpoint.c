@@ -1,18 +1,17 @@
 /*
- * checkpoint.c: the checkpoint store of a sandbox and taking checkpoints
- * (DESIGN 15; layout and promises in checkpoint.h).
+ * checkpoint.c: the checkpoint store of a sandbox: its objects, trees,
+ * commits and list, and pruning (DESIGN 15; layout and promises in
+ * checkpoint.h). Taking a checkpoint is checkpoint-scan.c's.
  *
- * Taking one walks every root once, lstat-ing each entry (the cost git's
- * index pays too: O(entries), about 1 us each), and reads only files whose
- * stat differs from the cache, so it costs O(tree) stats + O(changed
- * bytes). A file is trusted from the cache only when it was last changed
- * (ctime, which no process can set) well before it was last hashed, so a
- * write that races a scan is seen by the next one. New objects are made
- * durable (fdatasync of each new one and of the directories they went
- * into, or one syncfs when there are many) before the list names the
- * checkpoint.
+ * New objects are written without waiting, their writeback started at
+ * once; before the list names a checkpoint they are all made durable
+ * together (an fdatasync each, which after the first finds little left
+ * to do, and one fsync of each directory they went into), or with one
+ * syncfs when there are many (a first checkpoint). A crash leaves the
+ * old list or the new one, and every object either names is whole.
  */
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
@@ -24,12 +23,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/fs.h>
+
 #include "checkpoint-int.h"
 
 const char *const checkpoint_roots[] = { "workspace", "home", "root", NULL };
 
-/* Coarse file timestamps lag the clock by a tick: trust stat after this. */
-#define RACY_NS		(50LL * 1000 * 1000)
 #define COPY_CHUNK	(128U * 1024)
 #define SYNC_EACH_MAX	64	/* new objects synced one by one, then syncfs */
 
@@ -68,21 +67,6 @@ ckpt_unescape(const char *s, size_t len)
 	}
 	buf_grow(&b, 1);
 	return buf_detach(&b, NULL);
-}
-
-static long long
-ts_ns(const struct timespec *ts)
-{
-	return (long long)ts->tv_sec * 1000000000LL + ts->tv_nsec;
-}
-
-static long long
-now_ns(void)
-{
-	struct timespec	 ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ts_ns(&ts);
 }
 
 /* Objects. */
@@ -136,7 +120,7 @@ obj_tmp(struct checkpoint_store *st, char name[32])
 
 	for (i = 0; i < 100; i++) {
 		snprintf(name, 32, "tmp-%ld-%u", (long)getpid(), n++);
-		fd = openat(st->objfd, name, O_WRONLY | O_CREAT | O_EXCL |
+		fd = openat(st->objfd, name, O_RDWR | O_CREAT | O_EXCL |
 		    O_CLOEXEC, 0600);
 		if (fd != -1 || errno != EEXIST)
 			return fd;
@@ -145,84 +129,321 @@ obj_tmp(struct checkpoint_store *st, char name[32])
 }
 
 /*
- * Move a finished temporary (fd, which this closes) into place; *added
- * is its size if new. A new object is made durable, and the directory it
- * went into is marked to be synced (ckpt_sync_dirs).
+ * Queue a finished temporary (fd, which this owns from now) to be moved
+ * into place by ckpt_obj_flush.
  */
-static int
-obj_commit(struct checkpoint_store *st, int fd, const char *tmp,
-    const char *hash, uint64_t size, uint64_t *added)
+static void
+obj_queue(struct checkpoint_store *st, int fd, const char *tmp,
+    const char *hash, uint64_t size)
 {
-	char		 p[68], d[3];
-	struct stat	 sb;
-	int		 saved;
+	struct ckpt_pending	*p;
 
-	obj_path(hash, p);
-	if (fstatat(st->objfd, p, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+	st->pending = xreallocarray(st->pending, st->npending + 1,
+	    sizeof *st->pending);
+	p = &st->pending[st->npending++];
+	memcpy(p->tmp, tmp, sizeof p->tmp);
+	obj_path(hash, p->path);
+	p->size = size;
+	p->fd = -1;
+	if (st->npending <= SYNC_EACH_MAX)
+		p->fd = fd;	/* read again into the journal */
+	else
 		close(fd);
-		unlinkat(st->objfd, tmp, 0);
-		return 0;
+}
+
+static void
+obj_drop_pending(struct checkpoint_store *st, size_t from)
+{
+	size_t	 i;
+
+	for (i = from; i < st->npending; i++) {
+		if (st->pending[i].fd != -1)
+			close(st->pending[i].fd);
+		unlinkat(st->objfd, st->pending[i].tmp, 0);
 	}
-	memcpy(d, hash, 2);
-	d[2] = '\0';
-	/*
-	 * Few new objects: each is synced (syncfs would wait for every other
-	 * writer of the filesystem). Many (a first checkpoint): one syncfs
-	 * at the end costs less than thousands of fdatasyncs.
-	 */
-	if (++st->nnew <= SYNC_EACH_MAX && fdatasync(fd) != 0)
-		goto fail;
+	free(st->pending);
+	st->pending = NULL;
+	st->npending = 0;
+}
+
+/* Forget the objects queued since the last flush (a failed checkpoint). */
+void
+ckpt_obj_abort(struct checkpoint_store *st)
+{
+	obj_drop_pending(st, 0);
+}
+
+/*
+ * Durability. Where few objects are new (the usual checkpoint) their
+ * bytes are appended to checkpoints/journal, which is synced once, and
+ * the objects themselves are left to the kernel's writeback: what a
+ * reboot loses of them, the journal gives back (ckpt_journal_replay, when
+ * the store is next opened under another boot). The journal is emptied
+ * after a syncfs when it grows past JOURNAL_MAX. Many or big new objects
+ * (a first checkpoint) are synced with one syncfs before they get their
+ * names, and once more after. Either way a checkpoint costs one or two
+ * waits on the disk, not one per object and directory.
+ */
+#define JOURNAL_MAX	(8U << 20)
+#define JOURNAL_BATCH	(4U << 20)	/* bigger batches: syncfs */
+#define JOURNAL_MAGIC	"holt-journal 1 "
+
+static void
+boot_id(char out[40])
+{
+	char	*s;
+	size_t	 len;
+
+	out[0] = '\0';
+	if ((s = file_read("/proc/sys/kernel/random/boot_id", &len, 64)) == NULL)
+		return;
+	snprintf(out, 40, "%.*s", (int)strcspn(s, "\n"), s);
+	free(s);
+}
+
+static int
+journal_open(struct checkpoint_store *st)
+{
+	int	 fd;
+
+	fd = openat(st->dirfd, "journal", O_RDWR | O_CREAT | O_APPEND |
+	    O_NOFOLLOW | O_CLOEXEC, 0600);
+	return fd;
+}
+
+/* Append the pending objects' bytes to the journal and sync it once. */
+static int
+journal_write(struct checkpoint_store *st)
+{
+	struct ckpt_pending	*p;
+	struct buf		 b = BUF_INIT;
+	struct stat		 sb;
+	char			 id[40], *chunk;
+	size_t			 i;
+	ssize_t			 r;
+	off_t			 off;
+	int			 fd, rc = -1, fresh;
+
+	if ((fd = journal_open(st)) == -1)
+		return -1;
+	if (fstat(fd, &sb) != 0)
+		goto out;
+	fresh = sb.st_size == 0;
+	if (fresh) {
+		boot_id(id);
+		buf_addf(&b, "%s%s\n", JOURNAL_MAGIC, id);
+	}
+	chunk = xmalloc(COPY_CHUNK);
+	for (i = 0; i < st->npending; i++) {
+		p = &st->pending[i];
+		buf_addf(&b, "o %.2s%s %llu\n", p->path, p->path + 3,
+		    (unsigned long long)p->size);
+		for (off = 0; (uint64_t)off < p->size; off += r) {
+			if ((r = pread(p->fd, chunk, COPY_CHUNK, off)) <= 0) {
+				if (r == -1 && errno == EINTR) {
+					r = 0;
+					continue;
+				}
+				free(chunk);
+				goto out;
+			}
+			buf_add(&b, chunk, (size_t)r);
+		}
+	}
+	free(chunk);
+	if (file_write_all(fd, b.data, b.len) != 0 || fdatasync(fd) != 0)
+		goto out;
+	/* A new journal's name must last too (once per journal). */
+	if (fresh && fsync(st->dirfd) != 0)
+		goto out;
+	rc = 0;
+out:
+	buf_release(&b);
 	close(fd);
-	fd = -1;
-	if (mkdirat(st->objfd, d, 0700) != 0 && errno != EEXIST)
+	return rc;
+}
+
+static uint64_t
+journal_size(struct checkpoint_store *st)
+{
+	struct stat	 sb;
+
+	if (fstatat(st->dirfd, "journal", &sb, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	return (uint64_t)sb.st_size;
+}
+
+/* All objects on disk for sure: the journal is no longer needed. */
+static int
+journal_clear(struct checkpoint_store *st)
+{
+	int	 fd, rc;
+
+	if (syncfs(st->objfd) != 0 || (fd = journal_open(st)) == -1)
+		return -1;
+	rc = ftruncate(fd, 0);
+	close(fd);
+	return rc;
+}
+
+static uint64_t
+pending_bytes(struct checkpoint_store *st)
+{
+	uint64_t	 n = 0;
+	size_t		 i;
+
+	for (i = 0; i < st->npending; i++)
+		n += st->pending[i].size;
+	return n;
+}
+
+static void
+pending_close(struct checkpoint_store *st)
+{
+	size_t	 i;
+
+	for (i = 0; i < st->npending; i++) {
+		if (st->pending[i].fd != -1)
+			close(st->pending[i].fd);
+		st->pending[i].fd = -1;
+	}
+}
+
+/*
+ * Make the objects queued since the last flush durable and give them
+ * their names; *added is the bytes of those that were new.
+ */
+int
+ckpt_obj_flush(struct checkpoint_store *st, uint64_t *added)
+{
+	struct ckpt_pending	*p;
+	struct stat		 sb;
+	char			 d[3];
+	size_t			 i, n = st->npending;
+	int			 saved, many, rc = 0;
+
+	*added = 0;
+	if (n == 0)
+		return 0;
+	many = n > SYNC_EACH_MAX || pending_bytes(st) > JOURNAL_BATCH;
+	if (many ? syncfs(st->objfd) != 0 : journal_write(st) != 0)
 		goto fail;
-	if (renameat(st->objfd, tmp, st->objfd, p) != 0)
-		goto fail;
-	st->dirty[strtoul(d, NULL, 16) & 255] = 1;
-	*added += size;
-	return 0;
+	pending_close(st);
+	for (i = 0; i < n; i++) {
+		p = &st->pending[i];
+		if (fstatat(st->objfd, p->path, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
+			unlinkat(st->objfd, p->tmp, 0);	/* twice in one go */
+			continue;
+		}
+		memcpy(d, p->path, 2);
+		d[2] = '\0';
+		if (mkdirat(st->objfd, d, 0700) != 0 && errno != EEXIST)
+			goto fail;
+		if (renameat(st->objfd, p->tmp, st->objfd, p->path) != 0)
+			goto fail;
+		*added += p->size;
+	}
+	free(st->pending);
+	st->pending = NULL;
+	st->npending = 0;
+	if (many)
+		rc = syncfs(st->objfd);
+	else if (journal_size(st) > JOURNAL_MAX)
+		rc = journal_clear(st);
+	return rc;
 fail:
 	saved = errno;
-	if (fd != -1)
-		close(fd);
-	unlinkat(st->objfd, tmp, 0);
+	obj_drop_pending(st, 0);
 	errno = saved;
 	return -1;
 }
 
-/* Make the new objects durable: their directories, or all at once. */
+/* Write one object the journal holds, unless it is there whole. */
 static int
-ckpt_sync_dirs(struct checkpoint_store *st)
+journal_put(struct checkpoint_store *st, const char *hash, const char *data,
+    size_t len)
 {
-	char	 d[3];
-	int	 i, fd, rc = 0;
+	struct sha256	 s;
+	unsigned char	 h[32];
+	char		 hex[65], tmp[32], p[68], *have;
+	size_t		 hlen;
+	int		 fd, same;
 
-	if (st->nnew > SYNC_EACH_MAX) {
-		st->nnew = 0;
-		memset(st->dirty, 0, sizeof st->dirty);
-		return syncfs(st->objfd);
+	sha256_init(&s);
+	sha256_update(&s, data, len);
+	sha256_final(&s, h);
+	sha256_hex(h, hex);
+	if (strcmp(hex, hash) != 0)
+		return 0;	/* torn: its checkpoint was never listed */
+	have = ckpt_obj_read(st, hash, &hlen);
+	same = have != NULL && hlen == len && memcmp(have, data, len) == 0;
+	free(have);
+	if (same)
+		return 0;
+	obj_path(hash, p);
+	if ((fd = obj_tmp(st, tmp)) == -1)
+		return -1;
+	if (file_write_all(fd, data, len) != 0 || fdatasync(fd) != 0) {
+		close(fd);
+		unlinkat(st->objfd, tmp, 0);
+		return -1;
 	}
-	st->nnew = 0;
+	close(fd);
+	p[2] = '\0';
+	if (mkdirat(st->objfd, p, 0700) != 0 && errno != EEXIST)
+		return -1;
+	p[2] = '/';
+	return renameat(st->objfd, tmp, st->objfd, p);
+}
 
-	for (i = 0; i < 256; i++) {
-		if (!st->dirty[i])
-			continue;
-		st->dirty[i] = 0;
-		snprintf(d, sizeof d, "%02x", i);
-		fd = openat(st->objfd, d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd == -1 || fsync(fd) != 0)
-			rc = -1;
-		if (fd != -1)
-			close(fd);
+/*
+ * After a reboot, the objects the journal holds may be lost or torn:
+ * write them again from it. Under the boot that wrote it, they are in the
+ * page cache or on the disk, and nothing is to be done.
+ */
+static int
+journal_replay(struct checkpoint_store *st)
+{
+	char	*data, *p, *end, *nl, id[40], hash[65];
+	size_t	 len, ml = sizeof JOURNAL_MAGIC - 1;
+	unsigned long long size;
+	int	 rc = 0;
+
+	if (journal_size(st) == 0)
+		return 0;
+	p = xprintf("%s/checkpoints/journal", st->sbxdir);
+	data = file_read(p, &len, 0);
+	free(p);
+	if (data == NULL)
+		return -1;
+	boot_id(id);
+	end = data + len;
+	if ((nl = memchr(data, '\n', len)) != NULL &&
+	    strncmp(data, JOURNAL_MAGIC, ml) == 0 &&
+	    (size_t)(nl - data) == ml + strlen(id) &&
+	    memcmp(data + ml, id, strlen(id)) == 0) {
+		free(data);
+		return 0;
 	}
-	if (fsync(st->objfd) != 0)
-		rc = -1;
+	log_warnx("%s: checkpoints written before a reboot: checking them",
+	    st->sbxdir);
+	for (p = nl != NULL ? nl + 1 : end; p < end && rc == 0; p = nl + 1 +
+	    size) {
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL ||
+		    sscanf(p, "o %64s %llu", hash, &size) != 2 ||
+		    strlen(hash) != 64 || size > (size_t)(end - nl - 1))
+			break;	/* the torn end of the last batch */
+		rc = journal_put(st, hash, nl + 1, (size_t)size);
+	}
+	free(data);
+	if (rc == 0)
+		rc = journal_clear(st);
 	return rc;
 }
 
-static int
-obj_put_mem(struct checkpoint_store *st, const void *data, size_t len,
-    char hash[65], uint64_t *added)
+int
+ckpt_obj_put_mem(struct checkpoint_store *st, const void *data, size_t len,
+    char hash[65])
 {
 	struct sha256	 s;
 	unsigned char	 h[32];
@@ -244,49 +465,79 @@ obj_put_mem(struct checkpoint_store *st, const void *data, size_t len,
 		unlinkat(st->objfd, tmp, 0);
 		return -1;
 	}
-	return obj_commit(st, fd, tmp, hash, len, added);
+	obj_queue(st, fd, tmp, hash, len);
+	return 0;
 }
 
-/* Copy an open file into the store while hashing it (one read). */
+/*
+ * Hash what fd holds from its start, and copy it to dst unless dst < 0:
+ * one read either way.
+ */
 static int
-obj_put_fd(struct checkpoint_store *st, int src, char hash[65],
-    uint64_t *added)
+obj_hash_copy(int fd, int dst, char hash[65], uint64_t *size)
 {
 	struct sha256	 s;
 	unsigned char	 h[32];
-	char		 tmp[32], *chunk;
+	char		*chunk;
 	ssize_t		 r;
-	uint64_t	 size = 0;
-	int		 fd, saved;
+	int		 saved;
 
-	if ((fd = obj_tmp(st, tmp)) == -1)
-		return -1;
 	chunk = xmalloc(COPY_CHUNK);
 	sha256_init(&s);
+	*size = 0;
 	for (;;) {
-		r = read(src, chunk, COPY_CHUNK);
+		r = pread(fd, chunk, COPY_CHUNK, (off_t)*size);
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			break;
 		sha256_update(&s, chunk, (size_t)r);
-		if (file_write_all(fd, chunk, (size_t)r) != 0) {
+		if (dst != -1 && file_write_all(dst, chunk, (size_t)r) != 0) {
 			r = -1;
 			break;
 		}
-		size += (uint64_t)r;
+		*size += (uint64_t)r;
 	}
 	saved = errno;
 	free(chunk);
 	if (r != 0) {
-		close(fd);
-		unlinkat(st->objfd, tmp, 0);
 		errno = saved;
 		return -1;
 	}
 	sha256_final(&s, h);
 	sha256_hex(h, hash);
-	return obj_commit(st, fd, tmp, hash, size, added);
+	return 0;
+}
+
+/*
+ * Store an open file. Where the filesystem has reflinks the object is a
+ * clone, hashed from the clone (so a write racing the copy cannot make the
+ * hash lie); else it is copied while hashed.
+ */
+int
+ckpt_obj_put_fd(struct checkpoint_store *st, int src, char hash[65])
+{
+	char		 tmp[32];
+	uint64_t	 size;
+	int		 fd, rc, saved;
+
+	if ((fd = obj_tmp(st, tmp)) == -1)
+		return -1;
+	if (!st->noclone && ioctl(fd, FICLONE, src) == 0)
+		rc = obj_hash_copy(fd, -1, hash, &size);
+	else {
+		st->noclone = 1;
+		rc = obj_hash_copy(src, fd, hash, &size);
+	}
+	if (rc != 0) {
+		saved = errno;
+		close(fd);
+		unlinkat(st->objfd, tmp, 0);
+		errno = saved;
+		return -1;
+	}
+	obj_queue(st, fd, tmp, hash, size);
+	return 0;
 }
 
 /* Trees and commits. */
@@ -430,18 +681,10 @@ bad:
 	return -1;
 }
 
-/* The stat cache: path -> stat and hash, an open-addressed table. */
+/* A set of hashes: the objects a prune keeps. */
 
 struct idx_ent {
-	char		*key;		/* ROOT/PATH */
-	char		 hash[65];
-	char		 type;
-	dev_t		 dev;
-	ino_t		 ino;
-	uint64_t	 size;
-	long long	 mtime, ctime, hashed;
-	unsigned	 mode;
-	int		 seen;
+	char		*key;
 };
 
 struct idx {
@@ -449,20 +692,10 @@ struct idx {
 	size_t		 cap, n;
 };
 
-static uint64_t
-idx_fnv(const char *s)
-{
-	uint64_t	 h = 1469598103934665603ULL;
-
-	for (; *s != '\0'; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
 static struct idx_ent *
 idx_slot(struct idx *x, const char *key)
 {
-	size_t	 i = (size_t)idx_fnv(key) & (x->cap - 1);
+	size_t	 i = (size_t)ckpt_fnv(key) & (x->cap - 1);
 
 	while (x->t[i].key != NULL && strcmp(x->t[i].key, key) != 0)
 		i = (i + 1) & (x->cap - 1);
@@ -523,100 +756,54 @@ idx_free(struct idx *x)
 	memset(x, 0, sizeof *x);
 }
 
-/* The index file; a broken one is only a cache: start again without it. */
-static void
-idx_load(struct checkpoint_store *st, struct idx *x)
-{
-	char		*data, *p, *nl, *key, ty;
-	char		 hash[65], ek[8192];
-	unsigned long long dev, ino, size;
-	long long	 mt, ct, hd;
-	unsigned	 mode;
-	size_t		 len, lines = 0, want = 0;
-	struct idx_ent	*e;
-	int		 fd;
+/* The list of checkpoints. */
 
-	memset(x, 0, sizeof *x);
-	if ((fd = openat(st->dirfd, "index", O_RDONLY | O_CLOEXEC)) == -1)
-		return;
-	close(fd);
-	{
-		char *path = xprintf("%s/checkpoints/index", st->sbxdir);
-		data = file_read(path, &len, 0);
-		free(path);
-	}
-	if (data == NULL)
-		return;
-	for (p = data; p < data + len; p = nl + 1) {
-		if ((nl = memchr(p, '\n', (size_t)(data + len - p))) == NULL)
-			break;
-		*nl = '\0';
-		if (strncmp(p, "end ", 4) == 0) {
-			want = strtoull(p + 4, NULL, 10);
-			break;
+/*
+ * A checkpoint is one line appended to the list and one sync ("+" marks
+ * it as counted in neither the header's next nor its total); the list is
+ * written whole only when pruned, or when it has none yet.
+ */
+int
+ckpt_list_add(struct checkpoint_store *st, const struct checkpoint_info *ci,
+    char **cause)
+{
+	struct stat	 sb;
+	char		*line;
+	int		 fd, rc = -1, saved;
+
+	st->list = xreallocarray(st->list, st->nlist + 1, sizeof *st->list);
+	st->list[st->nlist++] = *ci;
+	st->next++;
+	fd = openat(st->dirfd, "list", O_WRONLY | O_APPEND | O_NOFOLLOW |
+	    O_CLOEXEC);
+	if (fd == -1 && errno == ENOENT)
+		rc = ckpt_list_save(st, cause);
+	else if (fd != -1) {
+		line = xprintf("+%lld %s %llu %llu %llu %llu\n", ci->id,
+		    ci->commit, (unsigned long long)ci->time_ms,
+		    (unsigned long long)ci->files,
+		    (unsigned long long)ci->changed,
+		    (unsigned long long)ci->bytes);
+		if (fstat(fd, &sb) == 0 &&
+		    (rc = file_append_sync(fd, line, strlen(line))) != 0) {
+			saved = errno;
+			(void)ftruncate(fd, sb.st_size);	/* no torn line */
+			errno = saved;
 		}
-		if (sscanf(p, "%64s %c %llu %llu %llu %lld %lld %lld %o %8191s",
-		    hash, &ty, &dev, &ino, &size, &mt, &ct, &hd, &mode, ek) != 10)
-			break;
-		key = ckpt_unescape(ek, strlen(ek));
-		e = idx_put(x, key);
-		free(key);
-		memcpy(e->hash, hash, 65);
-		e->type = ty;
-		e->dev = (dev_t)dev;
-		e->ino = (ino_t)ino;
-		e->size = size;
-		e->mtime = mt;
-		e->ctime = ct;
-		e->hashed = hd;
-		e->mode = mode;
-		lines++;
-	}
-	free(data);
-	if (want != lines || lines == 0)
-		idx_free(x);
-}
-
-static int
-idx_save(struct checkpoint_store *st, struct idx *x)
-{
-	struct buf	 b = BUF_INIT;
-	struct idx_ent	*e;
-	size_t		 i, n = 0;
-	int		 rc, fd;
-
-	for (i = 0; i < x->cap; i++) {
-		e = &x->t[i];
-		if (e->key == NULL || !e->seen)
-			continue;
-		buf_addf(&b, "%s %c %llu %llu %llu %lld %lld %lld %o ", e->hash,
-		    e->type, (unsigned long long)e->dev,
-		    (unsigned long long)e->ino, (unsigned long long)e->size,
-		    e->mtime, e->ctime, e->hashed, e->mode);
-		ckpt_escape(&b, e->key);
-		buf_addc(&b, '\n');
-		n++;
-	}
-	buf_addf(&b, "end %zu\n", n);
-	/*
-	 * A cache: not synced (a torn one is detected by its last line and
-	 * dropped, and everything is hashed again), but renamed into place
-	 * so that it is never read half written.
-	 */
-	rc = -1;
-	fd = openat(st->dirfd, "index.tmp", O_WRONLY | O_CREAT | O_TRUNC |
-	    O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd != -1) {
-		rc = file_write_all(fd, b.data, b.len);
+		free(line);
 		close(fd);
-		if (rc == 0)
-			rc = renameat(st->dirfd, "index.tmp", st->dirfd, "index");
+		if (rc != 0)
+			*cause = xprintf("%s/checkpoints/list: %s", st->sbxdir,
+			    strerror(errno));
+	} else
+		*cause = xprintf("%s/checkpoints/list: %s", st->sbxdir,
+		    strerror(errno));
+	if (rc != 0) {
+		st->nlist--;
+		st->next--;
 	}
-	buf_release(&b);
 	return rc;
 }
-
-/* The list of checkpoints. */
 
 int
 ckpt_list_save(struct checkpoint_store *st, char **cause)
@@ -653,6 +840,7 @@ list_load(struct checkpoint_store *st, char **cause)
 	size_t			 len;
 	unsigned long long	 total, t, f, c, by;
 	struct checkpoint_info	 ci;
+	int			 torn = 0;
 
 	path = xprintf("%s/checkpoints/list", st->sbxdir);
 	st->next = 1;
@@ -672,8 +860,10 @@ list_load(struct checkpoint_store *st, char **cause)
 	st->total = total;
 	for (p = strchr(p, '\n'); p != NULL && p[1] != '\0'; p = nl) {
 		p++;
-		if ((nl = strchr(p, '\n')) == NULL)
-			goto bad;
+		if ((nl = strchr(p, '\n')) == NULL) {
+			torn = 1;	/* an append cut short: not taken */
+			break;
+		}
 		memset(&ci, 0, sizeof ci);
 		if (sscanf(p, "%lld %64s %llu %llu %llu %llu", &ci.id, ci.commit,
 		    &t, &f, &c, &by) != 6 || strlen(ci.commit) != 64)
@@ -682,12 +872,21 @@ list_load(struct checkpoint_store *st, char **cause)
 		ci.files = f;
 		ci.changed = c;
 		ci.bytes = by;
+		/* Appended: the header's next and total are before it. */
+		if (*p == '+') {
+			st->total += by;
+			if (ci.id >= st->next)
+				st->next = ci.id + 1;
+		}
 		st->list = xreallocarray(st->list, st->nlist + 1,
 		    sizeof *st->list);
 		st->list[st->nlist++] = ci;
 	}
 	free(data);
 	free(path);
+	/* The next append must start a line of its own. */
+	if (torn)
+		return ckpt_list_save(st, cause);
 	return 0;
 bad:
 	*cause = xprintf("%s: corrupt (remove the checkpoints/ directory to "
@@ -727,6 +926,12 @@ checkpoint_store_open(const char *sandbox_dir, char **cause)
 		if (errno != EINTR)
 			goto fail;
 	}
+	if (journal_replay(st) != 0) {
+		*cause = xprintf("%s/checkpoints/journal: %s", sandbox_dir,
+		    strerror(errno));
+		checkpoint_store_close(st);
+		return NULL;
+	}
 	if (list_load(st, cause) != 0) {
 		checkpoint_store_close(st);
 		return NULL;
@@ -743,6 +948,8 @@ checkpoint_store_close(struct checkpoint_store *st)
 {
 	if (st == NULL)
 		return;
+	if (st->npending > 0)
+		ckpt_obj_abort(st);
 	if (st->lockfd != -1)
 		close(st->lockfd);
 	if (st->objfd != -1)
@@ -789,36 +996,6 @@ checkpoint_find(struct checkpoint_store *st, long long id,
 	return -1;
 }
 
-/* Taking a checkpoint. */
-
-struct ckpt_link {
-	dev_t	 dev;
-	ino_t	 ino;
-	char	*key;
-};
-
-struct scan {
-	struct checkpoint_store	*st;
-	struct idx		 idx;
-	long long		 start;
-	uint64_t		 added, files, changed;
-	dev_t			 dev;
-	uid_t			 uid;		/* owner of workspace/ */
-	gid_t			 gid;
-	struct buf		 path;		/* ROOT/dir/... of the walk */
-	struct ckpt_link	*linkv;		/* files with several names */
-	size_t			 nlinkv;
-	char			*error;
-};
-
-static void
-scan_fail(struct scan *sc, const char *name, int err)
-{
-	if (sc->error == NULL)
-		sc->error = xprintf("cannot read '%s%s%s': %s", sc->path.data,
-		    name != NULL ? "/" : "", name != NULL ? name : "",
-		    strerror(err));
-}
 
 static int
 name_cmp(const void *a, const void *b)
@@ -826,8 +1003,8 @@ name_cmp(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-static char **
-scan_names(int fd, size_t *np)
+char **
+ckpt_names(int fd, size_t *np)
 {
 	DIR		*d;
 	struct dirent	*de;
@@ -855,381 +1032,6 @@ scan_names(int fd, size_t *np)
 	if (v == NULL)
 		v = xcalloc(1, sizeof *v);
 	return v;
-}
-
-/* Note a hard-linked file; names of one inode form a group at the end. */
-static void
-scan_link(struct scan *sc, const struct stat *sb, const char *key)
-{
-	struct ckpt_link	*l;
-
-	sc->linkv = xreallocarray(sc->linkv, sc->nlinkv + 1, sizeof *sc->linkv);
-	l = &sc->linkv[sc->nlinkv++];
-	l->dev = sb->st_dev;
-	l->ino = sb->st_ino;
-	l->key = xstrdup(key);
-}
-
-static int
-link_cmp(const void *va, const void *vb)
-{
-	const struct ckpt_link	*a = va, *b = vb;
-
-	if (a->dev != b->dev)
-		return a->dev < b->dev ? -1 : 1;
-	if (a->ino != b->ino)
-		return a->ino < b->ino ? -1 : 1;
-	return strcmp(a->key, b->key);
-}
-
-/* "link ROOT/PATH ROOT/PATH ..." lines, one per inode with several names. */
-static void
-scan_links(struct scan *sc, struct buf *commit)
-{
-	size_t	 i, j;
-
-	if (sc->nlinkv > 1)
-		qsort(sc->linkv, sc->nlinkv, sizeof *sc->linkv, link_cmp);
-	for (i = 0; i < sc->nlinkv; i = j) {
-		for (j = i + 1; j < sc->nlinkv && sc->linkv[j].dev ==
-		    sc->linkv[i].dev && sc->linkv[j].ino == sc->linkv[i].ino; j++)
-			;
-		if (j - i < 2)
-			continue;
-		buf_adds(commit, "link");
-		for (; i < j; i++) {
-			buf_addc(commit, ' ');
-			ckpt_escape(commit, sc->linkv[i].key);
-		}
-		buf_addc(commit, '\n');
-	}
-	for (i = 0; i < sc->nlinkv; i++)
-		free(sc->linkv[i].key);
-	free(sc->linkv);
-	sc->linkv = NULL;
-	sc->nlinkv = 0;
-}
-
-static int scan_dir(struct scan *, int, char hash[65]);
-
-static int
-scan_file(struct scan *sc, int dirfd, const char *name, struct stat *sb,
-    const char *key, char hash[65])
-{
-	struct idx_ent	*e = idx_get(&sc->idx, key);
-	struct stat	 fsb;
-	long long	 hashed;
-	int		 fd;
-
-	if (e != NULL && e->type == 'f' && e->dev == sb->st_dev &&
-	    e->ino == sb->st_ino && e->size == (uint64_t)sb->st_size &&
-	    e->mtime == ts_ns(&sb->st_mtim) && e->ctime == ts_ns(&sb->st_ctim) &&
-	    e->ctime + RACY_NS < e->hashed) {
-		memcpy(hash, e->hash, 65);
-		e->seen = 1;
-		return 0;
-	}
-	hashed = now_ns();
-	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
-	    O_NOCTTY | O_CLOEXEC);
-	if (fd == -1) {
-		scan_fail(sc, name, errno);
-		return -1;
-	}
-	if (fstat(fd, &fsb) != 0 || !S_ISREG(fsb.st_mode) ||
-	    fsb.st_ino != sb->st_ino) {
-		close(fd);
-		scan_fail(sc, name, EAGAIN);	/* replaced while scanned */
-		return -1;
-	}
-	if (obj_put_fd(sc->st, fd, hash, &sc->added) != 0) {
-		if (sc->error == NULL)
-			sc->error = xprintf("cannot store '%s/%s': %s",
-			    sc->path.data, name, strerror(errno));
-		close(fd);
-		return -1;
-	}
-	close(fd);
-	if (e == NULL || strcmp(e->hash, hash) != 0)
-		sc->changed++;
-	e = idx_put(&sc->idx, key);
-	memcpy(e->hash, hash, 65);
-	e->type = 'f';
-	e->dev = sb->st_dev;
-	e->ino = sb->st_ino;
-	e->size = (uint64_t)sb->st_size;
-	e->mtime = ts_ns(&sb->st_mtim);
-	e->ctime = ts_ns(&sb->st_ctim);
-	e->hashed = hashed;
-	e->mode = sb->st_mode & 07777;
-	e->seen = 1;
-	return 0;
-}
-
-/* A symlink, FIFO or directory: note it in the index to count changes. */
-static void
-scan_note(struct scan *sc, const char *key, char type, const char *hash,
-    unsigned mode)
-{
-	struct idx_ent	*e = idx_get(&sc->idx, key);
-
-	/* A directory's tree changes with what is in it: count only that. */
-	if (type != 'd' && (e == NULL || e->type != type ||
-	    strcmp(e->hash, hash) != 0 || e->mode != mode))
-		sc->changed++;
-	e = idx_put(&sc->idx, key);
-	memset(e->hash, 0, sizeof e->hash);
-	memcpy(e->hash, hash, strlen(hash) + 1);
-	e->type = type;
-	e->mode = mode;
-	e->dev = 0;
-	e->ino = 0;
-	e->hashed = 0;
-	e->seen = 1;
-}
-
-/* An opaque directory of the root overlay (its upper layer only). */
-static int
-scan_opaque(int dirfd, const char *name)
-{
-	char	 v[4];
-	int	 fd;
-	ssize_t	 n;
-
-	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-	    O_CLOEXEC);
-	if (fd == -1)
-		return 0;
-	n = fgetxattr(fd, CKPT_OPAQUE_XATTR, v, sizeof v);
-	close(fd);
-	return n == 1 && v[0] == 'y';
-}
-
-void
-ckpt_base_owner(int sbxfd, uid_t *uid, gid_t *gid)
-{
-	struct stat	 sb;
-
-	*uid = 0;
-	*gid = 0;
-	if (fstatat(sbxfd, "workspace", &sb, AT_SYMLINK_NOFOLLOW) == 0) {
-		*uid = sb.st_uid;
-		*gid = sb.st_gid;
-	}
-}
-
-static int
-scan_entry(struct scan *sc, int dirfd, const char *name, struct buf *tree)
-{
-	struct stat	 sb;
-	char		 hash[65], target[4096];
-	char		 type;
-	ssize_t		 n;
-	size_t		 plen = sc->path.len;
-	unsigned	 mode;
-	int		 fd, rc = 0;
-	char		*key;
-
-	if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
-		if (errno == ENOENT)
-			return 0;	/* gone while we looked */
-		scan_fail(sc, name, errno);
-		return -1;
-	}
-	key = xprintf("%s/%s", sc->path.data, name);
-	memset(hash, '0', 64);
-	hash[64] = '\0';
-	if (S_ISREG(sb.st_mode)) {
-		type = 'f';
-		if (scan_file(sc, dirfd, name, &sb, key, hash) != 0)
-			rc = -1;
-		else if (sb.st_nlink > 1)
-			scan_link(sc, &sb, key);
-	} else if (S_ISLNK(sb.st_mode)) {
-		type = 'l';
-		n = readlinkat(dirfd, name, target, sizeof target - 1);
-		if (n < 0) {
-			scan_fail(sc, name, errno);
-			rc = -1;
-		} else if (obj_put_mem(sc->st, target, (size_t)n, hash,
-		    &sc->added) != 0) {
-			scan_fail(sc, name, errno);
-			rc = -1;
-		} else
-			scan_note(sc, key, 'l', hash, 0777);
-	} else if (S_ISDIR(sb.st_mode)) {
-		type = 'd';
-		if (sb.st_dev != sc->dev) {
-			free(key);
-			return 0;	/* a mount: not the sandbox's files */
-		}
-		fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-		    O_CLOEXEC);
-		if (fd == -1) {
-			scan_fail(sc, name, errno);
-			rc = -1;
-		} else {
-			buf_addc(&sc->path, '/');
-			buf_adds(&sc->path, name);
-			rc = scan_dir(sc, fd, hash);
-			close(fd);
-			sc->path.len = plen;
-			sc->path.data[plen] = '\0';
-			if (rc == 0)
-				scan_note(sc, key, 'd', hash, sb.st_mode & 07777);
-		}
-	} else if (S_ISFIFO(sb.st_mode)) {
-		type = 'p';
-		scan_note(sc, key, 'p', hash, sb.st_mode & 07777);
-	} else if (S_ISCHR(sb.st_mode) && sb.st_rdev == 0) {
-		type = 'w';	/* the root overlay's mark of a deleted file */
-		scan_note(sc, key, 'w', hash, 0);
-	} else {
-		free(key);
-		return 0;	/* sockets, devices: nothing to keep */
-	}
-	free(key);
-	if (rc != 0)
-		return -1;
-	sc->files++;
-	mode = sb.st_mode & 07777;
-	if (type == 'd' && strncmp(sc->path.data, "root", 4) == 0 &&
-	    (sc->path.data[4] == '/' || sc->path.data[4] == '\0') &&
-	    scan_opaque(dirfd, name))
-		mode |= CKPT_OPAQUE;
-	buf_addf(tree, "%c %o %lld %lld %llu %lld %s ", type, mode,
-	    (long long)sb.st_uid - (long long)sc->uid,
-	    (long long)sb.st_gid - (long long)sc->gid,
-	    type == 'f' ? (unsigned long long)sb.st_size : 0ULL,
-	    type == 'f' ? ts_ns(&sb.st_mtim) : 0LL, hash);
-	ckpt_escape(tree, name);
-	buf_addc(tree, '\n');
-	return 0;
-}
-
-static int
-scan_dir(struct scan *sc, int fd, char hash[65])
-{
-	struct buf	 tree = BUF_INIT;
-	char		**names;
-	size_t		 n, i;
-	int		 rc = 0;
-
-	if ((names = scan_names(fd, &n)) == NULL) {
-		scan_fail(sc, NULL, errno);
-		return -1;
-	}
-	buf_adds(&tree, "tree\n");
-	for (i = 0; i < n; i++) {
-		/* The root overlay's work directories are overlayfs's own. */
-		if (rc == 0 && !(strcmp(sc->path.data, "root") == 0 &&
-		    strcmp(names[i], CKPT_OVERLAY_WORK) == 0) &&
-		    scan_entry(sc, fd, names[i], &tree) != 0)
-			rc = -1;
-		free(names[i]);
-	}
-	free(names);
-	if (rc == 0 && obj_put_mem(sc->st, tree.data, tree.len, hash,
-	    &sc->added) != 0) {
-		scan_fail(sc, NULL, errno);
-		rc = -1;
-	}
-	buf_release(&tree);
-	return rc;
-}
-
-/*
- * Scan and store the roots; with record, the checkpoint is added to the
- * list, else only its commit is made (a restore's view of the present).
- */
-int
-ckpt_take(struct checkpoint_store *st, struct checkpoint_info *ci, int record,
-    char **cause)
-{
-	struct scan	 sc;
-	struct buf	 commit = BUF_INIT;
-	struct stat	 sb;
-	char		 hash[65];
-	size_t		 i;
-	int		 fd, rc = -1;
-
-	memset(&sc, 0, sizeof sc);
-	memset(ci, 0, sizeof *ci);
-	sc.st = st;
-	sc.start = now_ns();
-	ckpt_base_owner(st->sbxfd, &sc.uid, &sc.gid);
-	idx_load(st, &sc.idx);
-	buf_adds(&commit, "commit\n");
-	for (i = 0; checkpoint_roots[i] != NULL; i++) {
-		fd = openat(st->sbxfd, checkpoint_roots[i], O_RDONLY |
-		    O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd == -1) {
-			if (errno == ENOENT)
-				continue;	/* no root overlay (yet) */
-			sc.error = xprintf("cannot read '%s': %s",
-			    checkpoint_roots[i], strerror(errno));
-			goto out;
-		}
-		fstat(fd, &sb);
-		sc.dev = sb.st_dev;
-		buf_reset(&sc.path);
-		buf_adds(&sc.path, checkpoint_roots[i]);
-		if (scan_dir(&sc, fd, hash) != 0) {
-			close(fd);
-			goto out;
-		}
-		close(fd);
-		buf_addf(&commit, "root %s %s\n", checkpoint_roots[i], hash);
-	}
-	scan_links(&sc, &commit);
-	/* Deleted entries are changes too. */
-	for (i = 0; i < sc.idx.cap; i++) {
-		if (sc.idx.t[i].key != NULL && !sc.idx.t[i].seen &&
-		    sc.idx.t[i].type != 'd')
-			sc.changed++;
-	}
-	if (obj_put_mem(st, commit.data, commit.len, ci->commit,
-	    &sc.added) != 0) {
-		sc.error = xprintf("cannot store the commit: %s",
-		    strerror(errno));
-		goto out;
-	}
-	if (sc.added > 0 && ckpt_sync_dirs(st) != 0) {
-		sc.error = xprintf("cannot sync the store: %s", strerror(errno));
-		goto out;
-	}
-	ci->id = record ? st->next : 0;
-	ci->time_ms = json_now_ms();
-	ci->files = sc.files;
-	ci->changed = sc.changed;
-	ci->bytes = sc.added;
-	st->total += sc.added;
-	if (!record) {
-		rc = 0;
-		goto done;
-	}
-	st->list = xreallocarray(st->list, st->nlist + 1, sizeof *st->list);
-	st->list[st->nlist++] = *ci;
-	st->next++;
-	if (ckpt_list_save(st, cause) != 0) {
-		st->nlist--;
-		st->next--;
-		goto done;
-	}
-	rc = 0;
-	goto done;
-out:
-	*cause = sc.error;
-	sc.error = NULL;
-done:
-	free(sc.error);
-	if (rc == 0)
-		idx_save(st, &sc.idx);
-	idx_free(&sc.idx);
-	scan_links(&sc, &commit);
-	buf_release(&sc.path);
-	buf_release(&commit);
-	return rc;
 }
 
 /* Pruning: drop the oldest checkpoints, then every object none names. */
@@ -1261,8 +1063,10 @@ static int
 gc_mark(struct checkpoint_store *st, struct idx *live, char **cause)
 {
 	struct ckpt_commit	 c;
-	struct idx		 x;
-	size_t			 i, r;
+	struct ckpt_index	 x;
+	uid_t			 uid;
+	gid_t			 gid;
+	size_t			 i, j, r;
 
 	for (i = 0; i < st->nlist; i++) {
 		idx_put(live, st->list[i].commit);
@@ -1278,12 +1082,17 @@ gc_mark(struct checkpoint_store *st, struct idx *live, char **cause)
 		ckpt_commit_release(&c);
 	}
 	/* The stat cache names objects the next checkpoint reuses. */
-	idx_load(st, &x);
-	for (i = 0; i < x.cap; i++) {
-		if (x.t[i].key != NULL && x.t[i].type == 'f')
-			idx_put(live, x.t[i].hash);
+	ckpt_base_owner(st->sbxfd, &uid, &gid);
+	ckpt_index_load(st, &x, uid, gid);
+	for (i = 0; i < x.n; i++) {
+		if (x.dirs[i]->tree[0] != '\0')
+			idx_put(live, x.dirs[i]->tree);
+		for (j = 0; j < x.dirs[i]->n; j++) {
+			if (strchr("fld", x.dirs[i]->e[j].type) != NULL)
+				idx_put(live, x.dirs[i]->e[j].hash);
+		}
 	}
-	idx_free(&x);
+	ckpt_index_free(&x);
 	return 0;
 }
 
@@ -1296,7 +1105,7 @@ gc_sweep(struct checkpoint_store *st, struct idx *live)
 	uint64_t	 total = 0;
 	int		 fd;
 
-	if ((dirs = scan_names(st->objfd, &nd)) == NULL)
+	if ((dirs = ckpt_names(st->objfd, &nd)) == NULL)
 		return st->total;
 	for (i = 0; i < nd; i++) {
 		if (strncmp(dirs[i], "tmp-", 4) == 0) {
@@ -1307,7 +1116,7 @@ gc_sweep(struct checkpoint_store *st, struct idx *live)
 		fd = openat(st->objfd, dirs[i], O_RDONLY | O_DIRECTORY |
 		    O_NOFOLLOW | O_CLOEXEC);
 		if (fd == -1 || strlen(dirs[i]) != 2 ||
-		    (names = scan_names(fd, &nn)) == NULL) {
+		    (names = ckpt_names(fd, &nn)) == NULL) {
 			if (fd != -1)
 				close(fd);
 			free(dirs[i]);
@@ -1377,7 +1186,11 @@ checkpoint_take(struct checkpoint_store *st, struct checkpoint_info *ci,
 int
 ckpt_tree_empty(struct checkpoint_store *st, char hash[65])
 {
-	uint64_t	 added = 0;
+	uint64_t	 added;
 
-	return obj_put_mem(st, "tree\n", 5, hash, &added);
+	if (ckpt_obj_put_mem(st, "tree\n", 5, hash) != 0 ||
+	    ckpt_obj_flush(st, &added) != 0)
+		return -1;
+	st->total += added;
+	return 0;
 }

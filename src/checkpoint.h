@@ -4,7 +4,8 @@
  *	data/sandboxes/<id>/checkpoints/objects/ab/cdef...	content, by SHA-256
  *	data/sandboxes/<id>/checkpoints/list			the checkpoints
  *	data/sandboxes/<id>/checkpoints/index			the stat cache
- *	data/sandboxes/<id>/checkpoints/rewind			redo journal
+ *	data/sandboxes/<id>/checkpoints/journal		new objects' bytes
+ *	data/sandboxes/<id>/checkpoints/restore			redo journal
  *
  * A checkpoint covers the sandbox's roots (workspace/, home/ and, where it
  * exists, the root overlay's root/) exactly: every file, ignored or not,
@@ -13,7 +14,8 @@
  * objects) and a commit naming the roots' trees, as in git: an unchanged
  * directory is the same tree, so a checkpoint stores only what changed.
  * The scan is incremental like git's index: a file whose stat matches the
- * cache is not read again.
+ * cache is not read again, a directory none of whose entries changed is
+ * the same tree again (checkpoint-scan.c, checkpoint-index.c).
  *
  * The roots belong to the agent: they are walked with openat, never
  * following a symlink, FIFOs and devices are never opened, and nothing
