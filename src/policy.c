@@ -849,6 +849,25 @@ base_name(const char *s)
 	return p != NULL && p[1] != '\0' ? p + 1 : s;
 }
 
+/*
+ * What a program named by a path outside the system directories says it
+ * is, for the rules: its base name, but "git push" for git's own
+ * git-push. *judged is the name it is judged as: "ld.so" for the dynamic
+ * loader (ld-linux-x86-64.so.2, ld-musl-x86_64.so.1, ...), which runs the
+ * program it is given.
+ */
+static char *
+path_alias(const char *base, const char **judged)
+{
+	*judged = base;
+	if (strcmp(base, "ld.so") == 0 || (strncmp(base, "ld-", 3) == 0 &&
+	    strstr(base, ".so") != NULL) || strncmp(base, "ld64.so", 7) == 0)
+		*judged = "ld.so";
+	else if (strncmp(base, "git-", 4) == 0 && base[4] != '\0')
+		return xprintf("git %s", base + 4);
+	return xstrdup(base);
+}
+
 /* ------------------------------------------------------------------ */
 /* writes */
 
@@ -1415,6 +1434,8 @@ static const struct wrapper wrappers[] = {
 	    "--idle --other --rr --reset-on-fork --verbose ", 1 },
 	{ "unbuffer", "", "p", "", "", 0 },
 	{ "catchsegv", "", "", "", "", 0 },
+	/* The dynamic loader runs the program it is given. */
+	{ "ld.so", "", "", "", " --inhibit-cache ", 0 },
 };
 
 /* Is w one of the words of list, " a b c "? */
@@ -2127,7 +2148,7 @@ special_name(const char *name)
 		"catchsegv", "cd", "chrt", "command", "cp", "csh", "dash", "dd",
 		"declare", "doas", "enable", "env", "eval", "exec", "export",
 		"find", "fish", "getopts", "git", "hash", "install", "ionice",
-		"ksh", "let", "ln", "local", "mapfile", "mkdir", "mksh", "mv",
+		"ksh", "ld.so", "let", "ln", "local", "mapfile", "mkdir", "mksh", "mv",
 		"nice", "nohup", "perl", "popd", "posh", "printf", "pushd", "rbash",
 		"read", "readarray", "readonly", "rm", "rmdir", "rsync", "sed",
 		"setsid", "sh", "shred", "source", "sponge", "stdbuf", "sudo",
@@ -2150,9 +2171,10 @@ norm_cmd(struct pctx *c, const struct pcmd *pc0)
 	const struct globals		*g = NULL;
 	struct gitopts			 go;
 	char				*canon = NULL, *sys = NULL, *name;
-	char				*gprob = NULL;
+	char				*gprob = NULL, *alias = NULL;
 	const char			*alt = NULL, *t;
 	size_t				 k, si, i;
+	int				 by_path = 0;
 
 	if (pc->nwords == 0)
 		return 0;
@@ -2196,10 +2218,19 @@ norm_cmd(struct pctx *c, const struct pcmd *pc0)
 		else {
 			name = policy_shell_quote(canon != NULL ? canon : t);
 			alt = base_name(canon != NULL ? canon : t);
+			by_path = 1;
 		}
 	} else
 		name = policy_shell_quote(t);
 	t = sys != NULL ? sys : (canon != NULL ? canon : t);
+	/*
+	 * A program by a path that is no system directory's may be anything,
+	 * so it is never allowed for what it runs; but it is judged as what
+	 * its name says as well (a shell's string, a wrapper's command, git's
+	 * subcommand), so that naming a program by path dodges no rule.
+	 */
+	if (by_path)
+		alt = alias = path_alias(alt, &t);
 
 	memset(&go, 0, sizeof go);
 	for (k = 0; k < nitems(globals) && pc->nwords > 1; k++) {
@@ -2321,7 +2352,10 @@ norm_cmd(struct pctx *c, const struct pcmd *pc0)
 		}
 	}
 done:
+	if (by_path)
+		ITEM(c, si)->transparent = 0;
 	free(gwords);
+	free(alias);
 	free(gprob);
 	gitopts_release(&go);
 	free(canon);
