@@ -1869,6 +1869,7 @@ agent_finish_run(struct agent *a, const char *reason, const char *source)
 		cJSON_AddStringToObject(ev, "source", source);
 	agent_emit(a, ev, 1);
 	a->run_active = 0;
+	mcp_idle(a->mcp);
 	a->interrupting = 0;
 	a->last_denied = 0;
 	agent_clear_calls(a);

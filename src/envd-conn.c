@@ -146,6 +146,17 @@ envd_conn_free(struct envd_conn *ec)
 		ec->reqs = r->next;
 		free(r);
 	}
+	/*
+	 * What was sent last (a kill of a command being given up) goes out
+	 * now if the socket takes it at once: freeing would drop it. The
+	 * bufferevent keeps its output's start frozen; it is ours to drain.
+	 */
+	if (!ec->dead) {
+		struct evbuffer *out = bufferevent_get_output(ec->bev);
+
+		evbuffer_unfreeze(out, 1);
+		(void)evbuffer_write(out, bufferevent_getfd(ec->bev));
+	}
 	bufferevent_free(ec->bev);
 	frame_decoder_release(&ec->dec);
 	if (ec->in_read != NULL)

@@ -866,6 +866,26 @@ mcp_rearm(struct mcp *m)
 		srv->list_failed = 0;
 }
 
+void
+mcp_idle(struct mcp *m)
+{
+	struct mcp_srv	*srv;
+	struct mcp_call	*c;
+
+	for (srv = m != NULL ? m->srvs : NULL; srv != NULL; srv = srv->next) {
+		if (srv->s.transport != &mcp_sandbox_transport ||
+		    srv->s.tp == NULL || srv->list_id != 0)
+			continue;
+		for (c = m->calls; c != NULL && c->srv != srv; c = c->next)
+			;
+		if (c != NULL)
+			continue;
+		srv->s.transport->stop(&srv->s);
+		srv->state = MS_DOWN;
+		evtimer_del(srv->timer);
+	}
+}
+
 int
 mcp_is_tool(const char *name)
 {

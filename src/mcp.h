@@ -53,6 +53,11 @@ void	 mcp_free(struct mcp *);
 int	 mcp_prepare(struct mcp *);
 /* A new run: servers whose listing failed are tried again. */
 void	 mcp_rearm(struct mcp *);
+/*
+ * A run ended: the servers in the sandbox are stopped (a process running
+ * there keeps it from pausing when idle); the next call starts them.
+ */
+void	 mcp_idle(struct mcp *);
 /* [{name: mcp__S__T, description, parameters}]; the caller frees it. */
 cJSON	*mcp_tools(struct mcp *);
 int	 mcp_is_tool(const char *name);

@@ -83,4 +83,32 @@ test_expect_success BWRAP,MCP 'the servers ran in the sandbox, not on the host' 
 	! test -e /workspace/made-by-mcp.txt
 '
 
+test_expect_success BWRAP,MCP 'in the server, a sandbox server is stopped when the run ends, started again by the next' '
+	cat >again.json <<-\EOF &&
+	{ "turns": [
+	  { "text": "hi" },
+	  { "expect": { "tools_include": "mcp__fs__read_text_file" },
+	    "tool_calls": [ { "name": "mcp__fs__list_allowed_directories", "arguments": {} } ] },
+	  { "text": "one" },
+	  { "tool_calls": [ { "name": "mcp__fs__read_text_file", "arguments": { "path": "/workspace/README" } } ] },
+	  { "text": "two" } ] }
+	EOF
+	old=$(ls -d "$HOLT_HOME"/data/sandboxes/sbx-*) &&
+	holt new -d -s again --repo proj --model script:again.json "hi" &&
+	test_wait_for 300 "holt log -t again | grep -q \"run finished: done\"" &&
+	box=$(ls -d "$HOLT_HOME"/data/sandboxes/sbx-* | grep -v "$old") &&
+	mkdir "$box/home/mcp" &&
+	cp -r "$MCP_FS_PKG" "$box/home/mcp/node_modules" &&
+	holt send -t again "first" &&
+	test_wait_for 300 "holt log -t again | grep -c \"run finished: done\" | grep -q 2" &&
+	id=$(basename "$box") &&
+	holt sandbox exec "$id" -- sh -c "cat /proc/[0-9]*/cmdline | tr \"\\\\0\" \" \"" >procs &&
+	! grep server-filesystem procs &&
+	holt send -t again "second" &&
+	test_wait_for 300 "holt log -t again | grep -c \"run finished: done\" | grep -q 3" &&
+	holt log -t again --json >all &&
+	grep "\"result\":\"Allowed directories:.n/workspace\"" all &&
+	grep "\"result\":\"hello\\\\n\"" all
+'
+
 test_done
