@@ -101,29 +101,26 @@ send_start(struct e2b_stream *st, long pid)
 	e2b_stream_send(st, s, (size_t)n);
 }
 
-static void
-free_b64(const void *data, size_t len, void *arg)
-{
-	(void)len;
-	(void)arg;
-	free((void *)data);
-}
-
 /*
- * A chunk of output: base64 needs no JSON escaping, so no cJSON here, and
- * the encoded bytes go to the client without another copy.
+ * A chunk of output, base64: it needs no JSON escaping, so no cJSON here.
+ * It comes as envd sent it (moved, not copied), or from b64.
  */
 static void
-send_data(struct e2b_stream *st, const char *stream, struct buf *data)
+send_data(struct e2b_stream *st, const char *stream, const char *b64)
 {
 	struct evbuffer	*b = evbuffer_new();
-	char		*b64;
+	size_t		 n;
 
-	b64 = envd_b64_encode(data->data, data->len);
 	evbuffer_add_printf(b, "{\"event\":{\"data\":{\"%s\":\"", stream);
-	evbuffer_add_reference(b, b64, strlen(b64), free_b64, NULL);
-	evbuffer_add(b, "\"}}}", 4);
-	e2b_stream_send_buf(st, 0, b);
+	n = evbuffer_get_length(b);
+	if (b64 != NULL)
+		evbuffer_add(b, b64, strlen(b64));
+	else
+		e2b_stream_output(st, b);
+	if (evbuffer_get_length(b) > n) {
+		evbuffer_add(b, "\"}}}", 4);
+		e2b_stream_send_buf(st, 0, b);
+	}
 	evbuffer_free(b);
 }
 
@@ -134,7 +131,7 @@ stream_frame(struct e2b_stream *st, const cJSON *f)
 	const char	*ev = json_str(f, "event"), *err = json_str(f, "error");
 	struct buf	 data = BUF_INIT;
 	cJSON		*j, *end;
-	char		*status;
+	char		*status, *b64;
 	double		 code, sig;
 
 	if (ev == NULL) {
@@ -151,8 +148,13 @@ stream_frame(struct e2b_stream *st, const cJSON *f)
 		send_start(st, (long)json_num(f, "pid", 0));
 	} else if (strcmp(ev, "stdout") == 0 || strcmp(ev, "stderr") == 0 ||
 	    strcmp(ev, "pty") == 0) {
-		if (envd_data_get(f, &data) == 0 && data.len > 0)
-			send_data(st, ev, &data);
+		if (st->out_in != NULL)
+			send_data(st, ev, NULL);
+		else if (envd_data_get(f, &data) == 0 && data.len > 0) {
+			b64 = envd_b64_encode(data.data, data.len);
+			send_data(st, ev, b64);
+			free(b64);
+		}
 		buf_release(&data);
 	} else if (strcmp(ev, "exit") == 0) {
 		if (json_bool(f, "timed_out", 0)) {
@@ -441,6 +443,7 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 		st->tag = xstrdup(json_str(in, "tag"));
 	ereq = cJSON_CreateObject();
 	cJSON_AddStringToObject(ereq, "op", "exec");
+	cJSON_AddBoolToObject(ereq, "b64", 1);	/* passed on as it comes */
 	argv = cJSON_AddArrayToObject(ereq, "argv");
 	cJSON_AddItemToArray(argv, cJSON_CreateString(cmd));
 	cJSON_ArrayForEach(it, args)
@@ -529,6 +532,7 @@ process_connect(struct e2b_server *srv, struct evhttp_request *req,
 	cJSON_AddStringToObject(ereq, "op", "attach");
 	cJSON_AddNumberToObject(ereq, "pid", pid);
 	cJSON_AddNumberToObject(ereq, "offset", 0);
+	cJSON_AddBoolToObject(ereq, "b64", 1);
 	e2b_stream_envd(st, sb, ereq, stream_frame);
 	cJSON_Delete(ereq);
 }

@@ -19,6 +19,7 @@
 
 #define STREAM_HIGH_WATER	(4 * 1024 * 1024)	/* bytes queued to a client */
 #define KEEPALIVE_S		30
+#define STREAM_READ_MAX		(1024 * 1024)	/* from envd, at once */
 
 static void
 stream_free(struct e2b_stream *st)
@@ -136,18 +137,153 @@ e2b_stream_end(struct e2b_stream *st, const char *code, const char *message)
 	stream_free(st);
 }
 
+static int
+is_output(const char *ev)
+{
+	return ev != NULL && (strcmp(ev, "stdout") == 0 ||
+	    strcmp(ev, "stderr") == 0 || strcmp(ev, "pty") == 0);
+}
+
+#define ONES		0x0101010101010101ULL
+#define HIGHS		(ONES * 0x80)
+
+/* Per byte of x (all below 0x80), its high bit: the byte is in lo..hi. */
+static uint64_t
+swar_in(uint64_t x, unsigned lo, unsigned hi)
+{
+	return (x + ONES * (0x80 - lo)) & ~(x + ONES * (0x7f - hi)) & HIGHS;
+}
+
+/* Per byte of x (all below 0x80), its high bit: the byte is c. */
+static uint64_t
+swar_eq(uint64_t x, unsigned c)
+{
+	uint64_t	 v = x ^ (ONES * c);
+
+	return ~(((v & ~HIGHS) + ~HIGHS) | v | ~HIGHS);
+}
+
+/* 8 bytes of base64 text, what may go into a JSON string unescaped. */
+static int
+b64_ok8(uint64_t x)
+{
+	return (x & HIGHS) == 0 && (swar_in(x | ONES * 0x20, 'a', 'z') |
+	    swar_in(x, '0', '9') | swar_eq(x, '+') | swar_eq(x, '/') |
+	    swar_eq(x, '=')) == HIGHS;
+}
+
+/* Base64 text, 8 bytes at a time: this runs over all of a stream. */
+static int
+b64_ok(const unsigned char *s, size_t n)
+{
+	unsigned char	 last[8];
+	uint64_t	 x;
+	size_t		 i;
+
+	for (i = 0; i + 8 <= n; i += 8) {
+		memcpy(&x, s + i, 8);
+		if (!b64_ok8(x))
+			return 0;
+	}
+	memset(last, 'A', sizeof last);
+	memcpy(last, s + i, n - i);
+	memcpy(&x, last, 8);
+	return b64_ok8(x);
+}
+
+/* The n bytes of in at off, base64 (checked in place, chain by chain). */
+static int
+b64_ok_at(struct evbuffer *in, size_t off, size_t n)
+{
+	struct evbuffer_ptr	 ptr;
+	struct evbuffer_iovec	*v;
+	int			 nv, i, ok = 1;
+	size_t			 left = n, k;
+
+	if (n % 4 != 0 || evbuffer_ptr_set(in, &ptr, off, EVBUFFER_PTR_SET))
+		return 0;
+	if (n == 0)
+		return 1;
+	nv = evbuffer_peek(in, (ev_ssize_t)n, &ptr, NULL, 0);
+	v = xcalloc((size_t)nv, sizeof *v);
+	nv = evbuffer_peek(in, (ev_ssize_t)n, &ptr, v, nv);
+	for (i = 0; i < nv && left > 0 && ok; i++) {
+		k = v[i].iov_len < left ? v[i].iov_len : left;
+		ok = b64_ok(v[i].iov_base, k);
+		left -= k;
+	}
+	free(v);
+	return ok && left == 0;
+}
+
 /*
- * The next of envd's frames, read in place from the bufferevent: 1, 0 when
- * it has not all come, -1 with *cause. Output is passed on as base64, so
- * its bytes need no UTF-8 repair (a quarter of the time of a stream went
- * there); the other frames get it, as everything from a peer does.
+ * An output frame as envd writes it when asked for base64 ("b64"), of n
+ * bytes after its length: {...,"data_b64":"PAYLOAD"}. Only the few bytes
+ * before the payload are parsed (with an empty payload); the payload,
+ * checked where it lies, is moved on to the client as it is by
+ * e2b_stream_output: parsing, decoding, encoding and copying it again
+ * were where the time of a stream went. NULL when the frame is not of that
+ * shape.
+ */
+static cJSON *
+stream_output(struct e2b_stream *st, struct evbuffer *in, size_t n)
+{
+	static const char	 key[] = ",\"data_b64\":\"";
+	char			 head[256 + 2], tail[2], *k;
+	size_t			 hn = n < 256 ? n : 256, voff;
+	struct evbuffer_ptr	 ptr;
+	cJSON			*f;
+
+	if (n < sizeof key + 2 ||
+	    evbuffer_ptr_set(in, &ptr, 4 + n - 2, EVBUFFER_PTR_SET) != 0 ||
+	    evbuffer_copyout_from(in, &ptr, tail, 2) != 2 ||
+	    tail[0] != '"' || tail[1] != '}' ||
+	    evbuffer_ptr_set(in, &ptr, 4, EVBUFFER_PTR_SET) != 0 ||
+	    evbuffer_copyout_from(in, &ptr, head, hn) != (ev_ssize_t)hn ||
+	    (k = memmem(head, hn, key, sizeof key - 1)) == NULL)
+		return NULL;
+	voff = (size_t)(k - head) + sizeof key - 1;
+	if (voff > n - 2 || !b64_ok_at(in, 4 + voff, n - 2 - voff))
+		return NULL;
+	memcpy(head + voff, "\"}", 2);
+	if ((f = cJSON_ParseWithLength(head, voff + 2)) == NULL ||
+	    !is_output(json_str(f, "event"))) {
+		cJSON_Delete(f);
+		return NULL;
+	}
+	st->out_in = in;
+	st->out_off = 4 + voff;
+	st->out_len = n - 2 - voff;
+	return f;
+}
+
+size_t
+e2b_stream_output(struct e2b_stream *st, struct evbuffer *b)
+{
+	size_t	 n = st->out_len;
+
+	if (st->out_in == NULL || n == 0)
+		return 0;
+	evbuffer_drain(st->out_in, st->out_off);
+	evbuffer_remove_buffer(st->out_in, b, n);
+	st->out_taken = st->out_off + n;
+	st->out_len = 0;
+	return n;
+}
+
+/*
+ * The next of envd's frames, read in place from the bufferevent (the
+ * caller drains its *lenp bytes once it is handled): 1, 0 when it has not
+ * all come, -1 with *cause. Output may come as base64 passed on as it is
+ * (stream_output), so its bytes need no UTF-8 repair; the other frames
+ * get it, as everything from a peer does.
  */
 static int
-stream_next(struct evbuffer *in, cJSON **fp, char **cause)
+stream_next(struct e2b_stream *st, struct evbuffer *in, cJSON **fp,
+    size_t *lenp, char **cause)
 {
 	unsigned char	 h[4], *p;
 	size_t		 n;
-	const char	*ev;
 
 	*fp = NULL;
 	if (evbuffer_copyout(in, h, 4) != 4)
@@ -159,18 +295,18 @@ stream_next(struct evbuffer *in, cJSON **fp, char **cause)
 	}
 	if (evbuffer_get_length(in) < 4 + n)
 		return 0;
+	*lenp = 4 + n;
+	if ((*fp = stream_output(st, in, n)) != NULL)
+		return 1;
 	p = evbuffer_pullup(in, 4 + n);
 	*fp = cJSON_ParseWithLength((const char *)p + 4, n);
-	evbuffer_drain(in, 4 + n);
 	if (*fp == NULL || !cJSON_IsObject(*fp)) {
 		cJSON_Delete(*fp);
 		*fp = NULL;
 		*cause = xstrdup("envd: a frame that is not a JSON object");
 		return -1;
 	}
-	ev = json_str(*fp, "event");
-	if (ev == NULL || (strcmp(ev, "stdout") != 0 &&
-	    strcmp(ev, "stderr") != 0 && strcmp(ev, "pty") != 0))
+	if (!is_output(json_str(*fp, "event")))
 		utf8_repair_json(*fp);
 	return 1;
 }
@@ -182,19 +318,22 @@ stream_read(struct bufferevent *bev, void *arg)
 	struct evbuffer		*in = bufferevent_get_input(bev);
 	cJSON			*f;
 	char			*cause = NULL;
+	size_t			 len;
 	int			 r;
 
-	while ((r = stream_next(in, &f, &cause)) != 0) {
+	while ((r = stream_next(st, in, &f, &len, &cause)) != 0) {
 		if (r < 0) {
 			e2b_stream_end(st, "internal", cause);
 			free(cause);
 			return;
 		}
-		if (st->frame(st, f)) {
-			cJSON_Delete(f);
-			return;
-		}
+		r = st->frame(st, f);
 		cJSON_Delete(f);
+		if (r)
+			return;		/* st is gone, and in with it */
+		evbuffer_drain(in, len - st->out_taken);
+		st->out_in = NULL;
+		st->out_len = st->out_taken = 0;
 	}
 }
 
@@ -263,6 +402,8 @@ e2b_stream_envd(struct e2b_stream *st, struct sandbox *sb, cJSON *req,
 	st->bev = bufferevent_socket_new(st->srv->base, fd,
 	    BEV_OPT_CLOSE_ON_FREE);
 	bufferevent_setcb(st->bev, stream_read, NULL, stream_event, st);
+	/* Whole frames of output at a time, not libevent's 16 KiB. */
+	bufferevent_set_max_single_read(st->bev, STREAM_READ_MAX);
 	bufferevent_enable(st->bev, EV_READ);
 	cJSON_AddNumberToObject(req, "id", 1);
 	frame = frame_encode(req, &len);

@@ -133,6 +133,10 @@ struct e2b_stream {
 	struct e2b_ask		*ask;		/* waiting for a human */
 	e2b_stream_frame_cb	 frame;
 	const char		*keepalive_msg;	/* sent every 30 s */
+	/* An output frame's payload, kept out of the frame (which has
+	 * "data_b64":"") for e2b_stream_output; out_in NULL when none. */
+	struct evbuffer		*out_in;
+	size_t			 out_off, out_len, out_taken;
 };
 
 struct e2b_stream *e2b_stream_new(struct e2b_server *, struct evhttp_request *,
@@ -147,6 +151,12 @@ void	 e2b_stream_send_buf(struct e2b_stream *, unsigned char flags,
 	    struct evbuffer *);
 void	 e2b_stream_end(struct e2b_stream *, const char *code,
 	    const char *message);
+/*
+ * In frame's call for an output frame whose payload was kept out of it:
+ * moves the payload (base64, checked) onto the end of b, no copy made,
+ * and returns its length; 0 when there is none.
+ */
+size_t	 e2b_stream_output(struct e2b_stream *, struct evbuffer *b);
 
 /* e2b-process.c: process.Process. */
 void	 e2b_process_handle(struct e2b_server *, struct evhttp_request *,

@@ -17,12 +17,22 @@ static const char b64_chars[] =
 char *
 envd_b64_encode(const void *p, size_t n)
 {
+	struct buf	 b = BUF_INIT;
+
+	envd_b64_add(&b, p, n);
+	return buf_detach(&b, NULL);
+}
+
+void
+envd_b64_add(struct buf *b, const void *p, size_t n)
+{
 	const unsigned char	*s = p;
-	char			*out, *o;
+	char			*o;
 	size_t			 i;
 	unsigned int		 v;
 
-	out = o = xmalloc(((n + 2) / 3) * 4 + 1);
+	buf_grow(b, ((n + 2) / 3) * 4);
+	o = b->data + b->len;
 	for (i = 0; i + 2 < n; i += 3) {
 		v = ((unsigned int)s[i] << 16) | ((unsigned int)s[i + 1] << 8) |
 		    s[i + 2];
@@ -41,7 +51,7 @@ envd_b64_encode(const void *p, size_t n)
 		*o++ = '=';
 	}
 	*o = '\0';
-	return out;
+	b->len = (size_t)(o - b->data);
 }
 
 static int

@@ -44,6 +44,9 @@
 #define CLIENT_IN_MAX	(FRAME_MAX)	/* one frame, the decoder's limit */
 #define RING_MAX	(64 * 1024)	/* kept per stream for attach */
 #define READ_CHUNK	(256 * 1024)
+/* A command's output read at once, as much as its pipe holds: a flood
+ * goes out in fewer, larger events (each costs its readers too). */
+#define OUTPUT_CHUNK	(1024 * 1024)
 #define STDIN_MAX	(1024 * 1024)
 #define DONE_KEEP	16		/* finished commands kept for attach */
 #define SVC_LOG_MAX	(1024 * 1024)	/* then rotated to NAME.log.1 */
@@ -63,6 +66,7 @@ struct stream {
 struct sub {
 	struct client	*c;
 	double		 id;
+	int		 b64;	/* output always as data_b64 */
 };
 
 struct proc {
@@ -271,11 +275,12 @@ proc_free(struct proc *p)
 }
 
 static void
-proc_sub(struct proc *p, struct client *c, double id)
+proc_sub(struct proc *p, struct client *c, double id, int b64)
 {
 	p->subs = xreallocarray(p->subs, p->nsubs + 1, sizeof *p->subs);
 	p->subs[p->nsubs].c = c;
 	p->subs[p->nsubs].id = id;
+	p->subs[p->nsubs].b64 = b64;
 	p->nsubs++;
 }
 
@@ -327,42 +332,49 @@ json_escape(struct buf *b, const char *s, size_t n)
 }
 
 /*
- * An output event, encoded by hand: cJSON would copy and escape the chunk
- * several times over, and this is where a flood of output spends its time.
- * The same bytes go to every subscriber; only the id differs.
+ * An output event after its id, encoded by hand: cJSON would copy and
+ * escape the chunk several times over, and this is where a flood of output
+ * spends its time. The payload comes last, as data (valid UTF-8, escaped)
+ * or data_b64 (always, for a subscriber that asked for it).
  */
+static void
+stream_body(struct buf *body, struct proc *p, struct stream *s,
+    const char *data, size_t n, int b64)
+{
+	char	 head[128];
+	int	 plain = !b64 && envd_utf8_ok(data, n);
+
+	buf_grow(body, n + n / 3 + 160);
+	snprintf(head, sizeof head, ",\"event\":\"%s\",\"pid\":%ld,"
+	    "\"offset\":%llu,\"%s\":\"", s->name, (long)p->pid,
+	    (unsigned long long)s->end, plain ? "data" : "data_b64");
+	buf_adds(body, head);
+	if (plain)
+		json_escape(body, data, n);
+	else
+		envd_b64_add(body, data, n);
+	buf_adds(body, "\"}");
+}
+
+/* The same bytes go to every subscriber of a kind; only the id differs. */
 static void
 stream_emit(struct proc *p, struct stream *s, const char *data, size_t n)
 {
-	struct buf	 body = BUF_INIT;
+	struct buf	 bodies[2] = { BUF_INIT, BUF_INIT }, *body;
 	size_t		 i, len, k;
 	unsigned char	 hdr[4];
-	char		*b64, head[128];
+	char		 head[128];
 	struct client	*c;
-	int		 plain;
 
-	if (p->nsubs > 0) {
-		buf_grow(&body, n + n / 4 + 160);
-		plain = envd_utf8_ok(data, n);
-		snprintf(head, sizeof head, ",\"event\":\"%s\",\"pid\":%ld,"
-		    "\"offset\":%llu,\"%s\":\"", s->name, (long)p->pid,
-		    (unsigned long long)s->end, plain ? "data" : "data_b64");
-		buf_adds(&body, head);
-		if (plain)
-			json_escape(&body, data, n);
-		else {
-			b64 = envd_b64_encode(data, n);
-			buf_adds(&body, b64);
-			free(b64);
-		}
-		buf_adds(&body, "\"}");
-	}
 	for (i = 0; i < p->nsubs; i++) {
 		c = p->subs[i].c;
 		if (c == NULL || c->dead || c->tcp != -1)
 			continue;
+		body = &bodies[p->subs[i].b64 != 0];
+		if (body->len == 0)
+			stream_body(body, p, s, data, n, p->subs[i].b64);
 		snprintf(head, sizeof head, "{\"id\":%.17g", p->subs[i].id);
-		len = strlen(head) + body.len;
+		len = strlen(head) + body->len;
 		for (k = 0; k < 4; k++)
 			hdr[k] = (unsigned char)((len >> (24 - 8 * k)) & 0xff);
 		if (c->out_off != 0 && c->out_off == c->out.len) {
@@ -371,9 +383,10 @@ stream_emit(struct proc *p, struct stream *s, const char *data, size_t n)
 		}
 		buf_add(&c->out, hdr, 4);
 		buf_adds(&c->out, head);
-		buf_add(&c->out, body.data, body.len);
+		buf_add(&c->out, body->data, body->len);
 	}
-	buf_release(&body);
+	buf_release(&bodies[0]);
+	buf_release(&bodies[1]);
 	buf_add(&s->ring, data, n);
 	if (s->ring.len > 2 * RING_MAX)
 		buf_remove_front(&s->ring, s->ring.len - RING_MAX);
@@ -384,8 +397,8 @@ stream_emit(struct proc *p, struct stream *s, const char *data, size_t n)
 static int
 stream_read(struct proc *p, struct stream *s)
 {
-	char	 data[READ_CHUNK];
-	ssize_t	 n;
+	static char	 data[OUTPUT_CHUNK];
+	ssize_t		 n;
 
 	n = read(s->fd, data, sizeof data);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
@@ -1265,7 +1278,7 @@ op_exec(struct client *c, double id, const cJSON *req)
 		free(cause);
 		return;
 	}
-	proc_sub(p, c, id);
+	proc_sub(p, c, id, json_bool(req, "b64", 0));
 	o = event_new(id, "started");
 	cJSON_AddNumberToObject(o, "pid", p->pid);
 	client_send(c, o);
@@ -1375,18 +1388,25 @@ op_resize(struct client *c, double id, const cJSON *req)
 
 static void
 replay(struct proc *p, struct stream *s, struct client *c, double id,
-    double from)
+    double from, int b64)
 {
 	uint64_t	 start = s->end - s->ring.len, off;
 	cJSON		*o;
 	size_t		 chunk;
+	char		*enc;
 
 	off = from < (double)start ? start : (uint64_t)from;
 	while (off < s->end) {
 		chunk = s->end - off > READ_CHUNK ? READ_CHUNK : s->end - off;
 		o = event_new(id, s->name);
 		cJSON_AddNumberToObject(o, "pid", p->pid);
-		envd_data_set(o, s->ring.data + (off - start), chunk);
+		if (b64) {
+			enc = envd_b64_encode(s->ring.data + (off - start),
+			    chunk);
+			cJSON_AddStringToObject(o, "data_b64", enc);
+			free(enc);
+		} else
+			envd_data_set(o, s->ring.data + (off - start), chunk);
 		cJSON_AddNumberToObject(o, "offset", (double)off);
 		client_send(c, o);
 		off += chunk;
@@ -1399,6 +1419,7 @@ op_attach(struct client *c, double id, const cJSON *req)
 	struct proc	*p;
 	double		 off = json_num(req, "offset", 0);
 	cJSON		*o;
+	int		 b64 = json_bool(req, "b64", 0);
 
 	if ((p = req_proc(c, id, req)) == NULL)
 		return;
@@ -1407,12 +1428,12 @@ op_attach(struct client *c, double id, const cJSON *req)
 	cJSON_AddBoolToObject(o, "running", !p->exited);
 	client_send(c, o);
 	replay(p, &p->out, c, id, json_num(req, p->pty ? "pty_offset" :
-	    "stdout_offset", off));
-	replay(p, &p->err, c, id, json_num(req, "stderr_offset", off));
+	    "stdout_offset", off), b64);
+	replay(p, &p->err, c, id, json_num(req, "stderr_offset", off), b64);
 	if (p->exited)
 		proc_send_exit(p, c, id);
 	else
-		proc_sub(p, c, id);
+		proc_sub(p, c, id, b64);
 }
 
 static void

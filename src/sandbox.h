@@ -157,6 +157,7 @@ int	 sandbox_seccomp_fd(char **cause);
 void	 envd_data_set(cJSON *, const void *, size_t);
 int	 envd_data_get(const cJSON *, struct buf *);	/* -1: bad base64 */
 char	*envd_b64_encode(const void *, size_t);	/* caller frees */
+void	 envd_b64_add(struct buf *, const void *, size_t);
 int	 envd_utf8_ok(const void *, size_t);
 int	 envd_b64_decode(const char *, struct buf *);
 

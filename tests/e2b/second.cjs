@@ -33,6 +33,13 @@ main(async () => {
   check('stderr streamed', err === 'oops\n' && r.stderr === 'oops\n', err)
   check('exit code 0', r.exitCode === 0, r)
 
+  // A flood, in chunks that split multi-byte characters, on both streams.
+  const line = 'h\u00e9llo w\u00f6rld \u2713\n'
+  const flood = await sbx.commands.run(
+    `yes '${line.trim()}' | head -n 1000000; yes e | head -n 100000 >&2`)
+  check('a 17 MB flood arrives whole', flood.stdout === line.repeat(1000000) &&
+    flood.stderr === 'e\n'.repeat(100000), flood.stdout.length)
+
   try {
     await sbx.commands.run('echo partial; exit 7')
     throw new Error('exit 7 did not throw')
