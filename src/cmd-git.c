@@ -91,6 +91,15 @@ cmd_diff_exec(int argc, char **argv)
 		cmd_usage(&cmd_diff_entry, stderr);
 		return EXIT_USAGE;
 	}
+	/* A sandbox on another provider: git runs there. */
+	if ((r = git_remote_diff(name, stat, json, stdout, &cause)) != 0) {
+		if (r == 1)
+			return EXIT_OK;
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: session '%s': %s\n",
+		    name, cause);
+		free(cause);
+		return EXIT_ERR;
+	}
 	if ((r = cmd_git_session(name, &s)) != 0)
 		return r;
 	ws = git_session_workspace(s);

@@ -88,8 +88,8 @@ git_session_open(const char *name, int *unknown, char **cause)
 		free(why);	/* a record of its own is not needed here */
 	else if (strcmp(sandbox_provider_spec(sb), "local") != 0) {
 		*cause = xprintf("session '%s': its sandbox is on provider "
-		    "'%s'; diff, commit and pr read the files on this machine, "
-		    "and they are there (holt sandbox get, or exec git, in "
+		    "'%s'; commit, pr and the screen's diff read the files on "
+		    "this machine, and they are there (holt diff runs git in "
 		    "it)", name, sandbox_provider_spec(sb));
 		sandbox_free(sb);
 		goto fail;

@@ -223,6 +223,14 @@ void	 github_pr_release(struct github_pr *);
  */
 struct git_session;
 
+/*
+ * git-remote.c: holt diff of session name when its sandbox is on another
+ * provider: git runs there, its text goes to f. 1 done, 0 the sandbox is
+ * local (or the session not readable: git_session_open says why), -1
+ * *cause.
+ */
+int	 git_remote_diff(const char *name, int stat, int json, FILE *f,
+	     char **cause);
 /* NULL with *cause; *unknown is set if there is no such session. */
 struct git_session *git_session_open(const char *name, int *unknown,
 	     char **cause);

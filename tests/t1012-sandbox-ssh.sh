@@ -158,7 +158,18 @@ test_expect_success 'a session with --repo: the repository is in the sandbox' '
 		"$HOLT_HOME/data/sessions/repo/session.json") &&
 	holt sandbox exec $sid -- cat /workspace/calc.py >calc &&
 	test_cmp proj/calc.py calc &&
-	test_must_fail holt diff -t repo 2>err &&
+	holt sandbox exec $sid -- sh -c "cd /workspace &&
+		sed -i s/a-b/a+b/ calc.py && sed -i \"s/a - b/a + b/\" calc.py &&
+		echo new >added.txt" &&
+	holt diff -t repo >diff &&
+	grep "^-    return a - b" diff &&
+	grep "^+    return a + b" diff &&
+	grep "^+++ b/added.txt" diff &&
+	holt diff -t repo --stat >stat &&
+	grep "calc.py *| *2" stat &&
+	test_must_fail holt diff -t repo --json 2>err &&
+	grep "provider .$P." err &&
+	test_must_fail holt commit -t repo -m x 2>err &&
 	grep "provider .$P." err
 '
 

@@ -101,7 +101,9 @@ test_expect_success BWRAP '--repo: the repository is copied into the E2B sandbox
 	holt run -s withrepo --repo proj --provider e2b --mode trust \
 		--model script:repo.json --headless "read" >out4 &&
 	tail -n 1 out4 | grep "\"reason\":\"done\"" &&
-	test_must_fail holt diff -t withrepo 2>err &&
+	holt diff -t withrepo >diff &&
+	test_line_count = 0 diff &&
+	test_must_fail holt diff -t withrepo --json 2>err &&
 	grep "provider .e2b." err
 '
 
