@@ -906,18 +906,26 @@ tui_draw_input(struct tui *t)
 	doupdate();
 }
 
-/* Milliseconds until the panes are due, or -1: nothing waits. */
+/*
+ * Milliseconds until the panes that wait for their frame are due, or -1:
+ * none waits. Panes not drawn now (hidden, under an overlay) do not count,
+ * nor does the status bar (its spinner turns at the loop's own pace).
+ */
 static int
 tui_frame_wait(struct tui *t)
 {
 	uint64_t	 since = mono_ms() - t->last_frame;
+	struct pane	*p;
 	int		 i;
 
+	if (t->overlay_on)
+		return -1;
 	for (i = 0; i < PANE_COUNT; i++) {
-		if (t->panes[i].dirty)
+		p = &t->panes[i];
+		if (p->dirty && !p->hidden && p->win != NULL)
 			break;
 	}
-	if (i == PANE_COUNT && !t->status_dirty && !t->modal_dirty)
+	if (i == PANE_COUNT)
 		return -1;
 	return since >= TUI_FRAME_MS ? 0 : (int)(TUI_FRAME_MS - since);
 }
