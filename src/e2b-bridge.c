@@ -13,8 +13,10 @@
  * sandbox's E2B timeout from running out while it is used, and resumes it
  * if it ran out (E2B paused it) before the next request.
  *
- * What E2B has no equal of: attach re-joins from now on (E2B keeps no past
- * output), and watch, service, forward and pause are refused by name.
+ * watch is WatchDir's stream, in a thread too, until unwatch or holt
+ * leaves. What E2B has no equal of: attach re-joins from now on (E2B
+ * keeps no past output), and service, forward and pause are refused by
+ * name.
  */
 #include <sys/socket.h>
 
@@ -38,6 +40,9 @@ struct e2b_bridge {
 	uint64_t		 used_ms;	/* the timeout last set then */
 #define BRIDGE_PTYS	16
 	long			 ptys[BRIDGE_PTYS];	/* pids on a terminal */
+#define BRIDGE_WATCHES	16
+	struct bridge_exec	*watches[BRIDGE_WATCHES];
+	int			 closed;	/* holt closed its end */
 };
 
 struct bridge_exec {
@@ -51,6 +56,7 @@ struct bridge_exec {
 	int			 timed_out;
 	long long		 off_out, off_err, off_pty;
 	int			 exited;
+	int			 cancel;	/* a watch: unwatch came */
 };
 
 static void
@@ -541,12 +547,154 @@ out:
 	return NULL;
 }
 
+/* ---- watch: filesystem.Filesystem/WatchDir ---- */
+
+static int
+watch_ended(struct bridge_exec *ex)
+{
+	int	 ended;
+
+	pthread_mutex_lock(&ex->br->lock);
+	ended = ex->cancel || ex->br->closed;
+	pthread_mutex_unlock(&ex->br->lock);
+	return ended;
+}
+
+static int
+watch_msg(void *arg, const cJSON *msg)
+{
+	static const char *const kinds[][2] = {
+		{ "EVENT_TYPE_CREATE", "create" }, { "EVENT_TYPE_WRITE", "modify" },
+		{ "EVENT_TYPE_REMOVE", "delete" },
+		{ "EVENT_TYPE_RENAME", "move_from" },
+		{ "EVENT_TYPE_CHMOD", "attrib" },
+	};
+	struct bridge_exec	*ex = arg;
+	const cJSON		*fs;
+	const char		*type, *name, *et;
+	cJSON			*j;
+	char			*path;
+	size_t			 i;
+
+	if (watch_ended(ex))
+		return 1;
+	if (msg == NULL)
+		return 0;
+	/* WatchDirResponse's oneof is at its top: {"start": {}}. */
+	if (cJSON_GetObjectItem(msg, "start") != NULL && !ex->exited) {
+		ex->exited = 1;		/* here: the reply is sent */
+		send_ok(ex->br, ex->id, NULL);
+		return 0;
+	}
+	if ((fs = cJSON_GetObjectItem(msg, "filesystem")) == NULL ||
+	    (name = json_str(fs, "name")) == NULL ||
+	    (type = json_str(fs, "type")) == NULL)
+		return 0;
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+		if (strcmp(type, kinds[i][0]) != 0)
+			continue;
+		path = *name == '/' ? xstrdup(name) : xprintf("%s/%s",
+		    json_str(ex->req, "path"), name);
+		et = json_str(cJSON_GetObjectItem(fs, "entry"), "type");
+		j = reply_new(ex->id);
+		cJSON_AddStringToObject(j, "event", "change");
+		cJSON_AddStringToObject(j, "path", path);
+		cJSON_AddStringToObject(j, "kind", kinds[i][1]);
+		cJSON_AddBoolToObject(j, "dir", et != NULL &&
+		    strcmp(et, "FILE_TYPE_DIRECTORY") == 0);
+		bridge_send(ex->br, j);
+		cJSON_Delete(j);
+		free(path);
+	}
+	return 0;
+}
+
+static void *
+watch_thread(void *arg)
+{
+	struct bridge_exec	*ex = arg;
+	struct e2b_bridge	*br = ex->br;
+	cJSON			*q = cJSON_CreateObject();
+	char			*cause = NULL, *path;
+	size_t			 i;
+
+	path = bridge_path(ex->req, "path");
+	cJSON_DeleteItemFromObject(ex->req, "path");
+	cJSON_AddStringToObject(ex->req, "path", path);
+	cJSON_AddStringToObject(q, "path", path);
+	cJSON_AddBoolToObject(q, "recursive", json_bool(ex->req, "recursive",
+	    1));
+	cJSON_AddBoolToObject(q, "includeEntry", 1);
+	free(path);
+	if (e2b_envd_stream(&br->sbx, "filesystem.Filesystem/WatchDir", NULL,
+	    q, watch_msg, ex, &cause) == -1 && !ex->exited) {
+		path = fs_error("path", json_str(ex->req, "path"),
+		    strstr(cause, "not_found") != NULL ? "not_found" : NULL,
+		    cause);
+		send_error(br, ex->id, path);
+		free(path);
+	}
+	free(cause);
+	cJSON_Delete(q);
+	pthread_mutex_lock(&br->lock);
+	for (i = 0; i < BRIDGE_WATCHES; i++) {
+		if (br->watches[i] == ex)
+			br->watches[i] = NULL;
+	}
+	pthread_mutex_unlock(&br->lock);
+	cJSON_Delete(ex->req);
+	free(ex);
+	bridge_unref(br);
+	return NULL;
+}
+
+/* Make it known to unwatch, or -1 when there are too many. */
+static int
+watch_register(struct e2b_bridge *br, struct bridge_exec *ex)
+{
+	size_t	 i;
+	int	 r = -1;
+
+	pthread_mutex_lock(&br->lock);
+	for (i = 0; i < BRIDGE_WATCHES && r == -1; i++) {
+		if (br->watches[i] == NULL) {
+			br->watches[i] = ex;
+			r = 0;
+		}
+	}
+	pthread_mutex_unlock(&br->lock);
+	return r;
+}
+
+static int
+op_unwatch(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
+    char **cause)
+{
+	double	 id = json_num(req, "watch", -1);
+	size_t	 i;
+	int	 found = 0;
+
+	(void)reply;
+	pthread_mutex_lock(&br->lock);
+	for (i = 0; i < BRIDGE_WATCHES; i++) {
+		if (br->watches[i] != NULL && br->watches[i]->id == id) {
+			br->watches[i]->cancel = 1;
+			found = 1;
+		}
+	}
+	pthread_mutex_unlock(&br->lock);
+	if (!found)
+		*cause = xprintf("unwatch: no watch %.0f", id);
+	return found ? 0 : -1;
+}
+
 static void
 bridge_exec(struct e2b_bridge *br, cJSON *req, double id)
 {
 	struct bridge_exec	*ex = xcalloc(1, sizeof *ex);
 	pthread_t		 t;
 	pthread_attr_t		 attr;
+	int			 watch;
 
 	ex->br = br;
 	ex->req = req;
@@ -555,10 +703,26 @@ bridge_exec(struct e2b_bridge *br, cJSON *req, double id)
 	pthread_mutex_lock(&br->lock);
 	br->refs++;
 	pthread_mutex_unlock(&br->lock);
+	watch = strcmp(json_str(req, "op"), "watch") == 0;
+	if (watch && watch_register(br, ex) != 0) {
+		send_error(br, id, "watch: too many watches on one connection");
+		cJSON_Delete(req);
+		free(ex);
+		bridge_unref(br);
+		return;
+	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, exec_thread, ex) != 0) {
-		send_error(br, id, "exec: cannot start a thread");
+	if (pthread_create(&t, &attr, watch ? watch_thread : exec_thread,
+	    ex) != 0) {
+		/* Not started: nothing else has seen ex yet but unwatch. */
+		pthread_mutex_lock(&br->lock);
+		for (watch = 0; watch < BRIDGE_WATCHES; watch++) {
+			if (br->watches[watch] == ex)
+				br->watches[watch] = NULL;
+		}
+		pthread_mutex_unlock(&br->lock);
+		send_error(br, id, "cannot start a thread");
 		cJSON_Delete(req);
 		free(ex);
 		bridge_unref(br);
@@ -991,7 +1155,7 @@ static const struct {
 	{ "hello", op_hello }, { "stdin", op_stdin }, { "signal", op_signal },
 	{ "resize", op_resize }, { "ps", op_ps }, { "read", op_read },
 	{ "write", op_write }, { "list", op_list }, { "stat", op_stat },
-	{ "remove", op_remove }, { "move", op_move },
+	{ "remove", op_remove }, { "move", op_move }, { "unwatch", op_unwatch },
 };
 
 static void
@@ -1009,7 +1173,8 @@ bridge_request(struct e2b_bridge *br, cJSON *req)
 		return;
 	}
 	bridge_keep(br);
-	if (strcmp(op, "exec") == 0 || strcmp(op, "attach") == 0) {
+	if (strcmp(op, "exec") == 0 || strcmp(op, "attach") == 0 ||
+	    strcmp(op, "watch") == 0) {
 		bridge_exec(br, req, id);
 		return;
 	}
@@ -1051,6 +1216,9 @@ bridge_thread(void *arg)
 	}
 	free(cause);
 	/* holt is gone: its commands' threads read on to their ends. */
+	pthread_mutex_lock(&br->lock);
+	br->closed = 1;
+	pthread_mutex_unlock(&br->lock);
 	shutdown(br->fd, SHUT_RDWR);
 	bridge_unref(br);
 	return NULL;

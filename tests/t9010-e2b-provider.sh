@@ -5,7 +5,14 @@
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/e2b-lib.sh"
 
-test_when_finished 'e2b_stop; cloud_cleanup'
+TMUX_W="tmux -u -f /dev/null -L w$$"
+test_when_finished "e2b_stop; cloud_cleanup; $TMUX_W kill-server"
+
+# screen_wait REGEX: until holt sandbox watch shows it (10 s at most).
+screen_wait() {
+	test_wait_for 100 "$TMUX_W capture-pane -p -t w | grep -q \"$1\"" ||
+	{ $TMUX_W capture-pane -p -t w; return 1; }
+}
 
 test_expect_success BWRAP 'create: an E2B sandbox, known to holt as its own' '
 	cloud_serve &&
@@ -97,6 +104,15 @@ test_expect_success BWRAP 'the idle timeout is E2B'"'"'s: it pauses, the files s
 	echo kept >expect &&
 	holt sandbox exec short -- cat k >out &&
 	test_cmp expect out
+'
+
+test_expect_success BWRAP,TMUX 'holt sandbox watch: the tree follows E2B'"'"'s WatchDir' '
+	. ./e2b.env &&
+	TERM=xterm-256color $TMUX_W new-session -d -s w -x 120 -y 30 \
+		"$HOLT_BUILD_DIR/holt sandbox watch box; sleep 30" &&
+	screen_wait "sub/" &&
+	holt sandbox exec box -- sh -c "echo x >seen-by-watch.txt" &&
+	screen_wait "seen-by-watch"
 '
 
 test_expect_success BWRAP 'a wrong key says so; the sandbox is untouched' '
