@@ -6,6 +6,7 @@
 # again on the next.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/lib-engine.sh"
+. "$TEST_DIRECTORY/lib-mock-llm.sh"
 . "$TEST_DIRECTORY/mcp-lib.sh"
 
 test_expect_success BWRAP,MCP 'setup' '
@@ -66,6 +67,41 @@ test_expect_success BWRAP,MCP 'server-everything: echo, get-sum, progress, an im
 	! events_of out tool.finished | grep "\"error\":true" &&
 	events_of out approval.decided | grep -c "\"by\":\"policy\"" >n &&
 	echo 4 >expect && test_cmp expect n
+'
+
+test_expect_success BWRAP,MCP,PYTHON 'the OpenAI and Anthropic requests offer the tools with their schemas' '
+	cat >api.json <<-\EOF &&
+	{ "turns": [
+	  { "expect": { "tools_include": ["mcp__everything__echo", "run_command"] },
+	    "tool_calls": [ { "name": "mcp__everything__echo", "arguments": { "message": "through the API" } } ] },
+	  { "expect": { "last_tool_result_contains": "Echo: through the API" }, "text": "done" } ] }
+	EOF
+	for p in openai anthropic; do
+		start_mock api.json --log $p.log &&
+		if test $p = openai; then url=$MOCK_URL/v1; else url=$MOCK_URL; fi &&
+		holt run -s api-$p --model $p:m --base-url "$url" --net off \
+			--headless "go" >out-$p &&
+		stop_mock &&
+		tail -n 1 out-$p | grep "\"reason\":\"done\"" &&
+		python3 - $p $p.log <<-\PY || return 1
+		import json, sys
+		kind, path = sys.argv[1], sys.argv[2]
+		body = json.loads(open(path).readline())
+		for t in body["tools"]:
+		    if kind == "openai":
+		        name, schema = t["function"]["name"], t["function"]["parameters"]
+		    else:
+		        name, schema = t["name"], t["input_schema"]
+		    if name == "mcp__everything__echo":
+		        assert schema["type"] == "object", schema
+		        assert schema["properties"]["message"]["type"] == "string", schema
+		        assert schema["required"] == ["message"], schema
+		        assert "$schema" not in schema, schema
+		        break
+		else:
+		    raise SystemExit("no mcp__everything__echo in " + kind)
+		PY
+	done
 '
 
 test_expect_success BWRAP,MCP 'no sampling is offered, so the server lists no sampling tool' '
