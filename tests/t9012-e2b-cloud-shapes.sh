@@ -62,6 +62,23 @@ test_expect_success 'exec: the stream, keepalives, proto3 zeros, exit and signal
 	violations
 '
 
+test_expect_success 'a broken stream is a clear error, never a crash' '
+	. ./cloud.env &&
+	for j in junk-json junk-length junk-cut junk-noexit
+	do
+		test_might_fail holt sandbox exec c -- echo "$j" >out 2>err &&
+		grep "^holt: " err >msg &&
+		echo "$j: $(cat msg)" >>junk.msgs || exit 1
+	done &&
+	grep "junk-json: .*not JSON" junk.msgs &&
+	grep "junk-length: .*a message of" junk.msgs &&
+	grep "junk-cut: .*broke off" junk.msgs &&
+	grep "junk-noexit: .*without its exit" junk.msgs &&
+	holt sandbox exec c -- echo fine >out &&
+	echo "hello from the cloud" >expect &&
+	test_cmp expect out
+'
+
 test_expect_success 'files: GET and POST /files, multipart, a 404 in holt'"'"'s words' '
 	. ./cloud.env &&
 	holt sandbox get c app/notes.txt notes &&
