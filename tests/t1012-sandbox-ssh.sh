@@ -142,6 +142,17 @@ test_expect_success 'a headless session runs on the ssh provider' '
 	echo "written far away" >expect && test_cmp expect note
 '
 
+test_expect_success 'checkpoints are the host'"'"'s; rewind puts the files back there' '
+	events_of "$(session_log farsess)" checkpoint.taken >ck &&
+	grep "\"step\":1,.*\"name\":\"write_file\"" ck &&
+	holt rewind -t farsess --to 1 &&
+	sid=$(sed -n "s/.*\"sandbox\":[[:space:]]*\"\(sbx-[0-9a-f]*\)\".*/\1/p" \
+		"$HOLT_HOME/data/sessions/farsess/session.json") &&
+	test_must_fail holt sandbox exec $sid -- test -e /workspace/note.txt &&
+	events_of "$(session_log farsess)" session.rewound | grep "\"files\":true" &&
+	holt kill-server
+'
+
 test_expect_success 'a session with --repo: the repository is in the sandbox' '
 	make_repo proj &&
 	cat >repo.json <<-\EOF &&
