@@ -263,4 +263,47 @@ test_expect_success BWRAP 'a checkpoint that cannot be taken is reported, and th
 	test_wait_for 300 "holt log -t nc | grep \"run finished: done\""
 '
 
+# approve_but_echo HOLT LOG: allow what auto mode asked about, but not
+# echo hi (the call a failed checkpoint holds, which the test answers).
+approve_but_echo() {
+	grep "approval.needed" "$2" | grep -v "\"command\":\"echo hi\"" |
+		sed "s/.*\"request_id\":\"\([^\"]*\)\".*/\\1/" |
+		while read -r id; do $1 approve -t z --id "$id" allow; done >/dev/null 2>&1
+	return 0
+}
+
+# Root reads a file of any mode: run as a user, as holt is run, a file the
+# agent made mode 000 cannot be read, so no checkpoint can be taken.
+test_expect_success BWRAP,ROOT,TMUX 'a file made mode 000: no checkpoint, said in the log and the screen, the call asks' '
+	command -v setpriv >/dev/null &&
+	u=$(mktemp -d) && chown 65534:65534 "$u" && chmod 755 "$u" &&
+	nr="setpriv --reuid 65534 --regid 65534 --clear-groups env HOME=$u HOLT_HOME=$u/home $HOLT_BUILD_DIR/holt -L nr" &&
+	test_when_finished "tui_stop; $nr kill-server; rm -rf $u" &&
+	cat >"$u/z.json" <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "write_file", "arguments": { "path": "locked", "content": "secret\n" } } ] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "chmod 000 locked" } } ] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "echo hi" } } ] },
+	  { "text": "done", "tool_calls": [] } ] }
+	EOF
+	chmod 644 "$u/z.json" &&
+	$nr new -d -s z --mode auto --model script:$u/z.json "lock a file" &&
+	log=$u/home/data/sessions/z/events.jsonl &&
+	test_wait_for 300 "grep -q \"checkpoint before run_command failed\" $log ||
+		{ approve_but_echo \"$nr\" $log; false; }" &&
+	test_wait_for 300 "$nr ls | grep \"^z .*waiting\"" &&
+	$nr log -t z >text &&
+	grep "error: checkpoint before run_command failed: cannot read .workspace/locked.: Permission denied" text &&
+	events_of "$log" approval.needed | tail -n 1 >ask &&
+	grep "no checkpoint could be taken" ask && grep "echo hi" ask &&
+	! grep "echo hi" "$u"/home/data/sandboxes/sbx-*/workspace/* 2>/dev/null &&
+	TUI_CMD="$nr attach" &&
+	tui_start tz -t z &&
+	tui_wait tz "checkpoint before run_command failed" 100 &&
+	tui_wait tz "echo hi" &&
+	tui_keys tz C-b d &&
+	$nr approve -t z allow &&
+	test_wait_for 300 "$nr log -t z | grep \"run finished: done\""
+'
+
 test_done
