@@ -191,6 +191,27 @@ where = host" &&
 	grep long ls
 '
 
+test_expect_success BWRAP,MCP 'always allows the tool from then on: a tool-allow rule of the session' '
+	cat >always.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "mcp__everything__get-resource-links", "arguments": { "count": 1 } } ] },
+	  { "text": "one" },
+	  { "tool_calls": [ { "name": "mcp__everything__get-resource-links", "arguments": { "count": 2 } } ] },
+	  { "text": "two" } ] }
+	EOF
+	holt new -d -s always --model script:always.json "first" &&
+	test_wait_for 300 "holt log -t always --json | grep -q approval.needed" &&
+	holt approve -t always always &&
+	test_wait_for 300 "holt log -t always | grep -q \"run finished: done\"" &&
+	grep -x -F "tool-allow ^mcp__everything__get-resource-links\$" \
+		"$HOLT_HOME/data/sessions/always/policy" &&
+	holt send -t always "second" &&
+	test_wait_for 300 "holt log -t always | grep -c \"run finished: done\" | grep -q 2" &&
+	holt log -t always --json >all &&
+	test $(grep -c "\"type\":\"approval.needed\"" all) = 1 &&
+	grep "\"decision\":\"allow\",\"by\":\"policy\",\"rule\":\"^mcp__everything__get-resource-links\$\"" all
+'
+
 for m in crash hang junk big sample list; do
 	tiny_conf="${tiny_conf-}
 [mcp $m]
