@@ -126,7 +126,7 @@ static const struct {
 	{ "resume", "ID", "let a paused sandbox go on" },
 	{ "stop", "ID", "end every process, keep the files" },
 	{ "start", "ID", "start a stopped sandbox and its services" },
-	{ "rm", "ID", "stop the sandbox and delete its files" },
+	{ "rm", "ID [--forget]", "stop the sandbox and delete its files" },
 	{ "reset", "ID --root", "drop what was installed over the image" },
 	{ "checkpoint", "ID [--list] [--json]",
 	  "checkpoint the sandbox's files, or list the checkpoints" },

@@ -137,14 +137,16 @@ sub_create(int argc, char **argv)
 static int
 sub_lifecycle(int argc, char **argv)
 {
+	static const struct opt opts[] = { { "forget", 0 } };
 	struct args	 a;
 	struct sandbox	*sb;
 	char		*cause = NULL;
 	int		 rc, r;
 	const char	*sub = argv[0];
 
-	if (args_parse(sub, argc, argv, NULL, 0, 1, 0, &a) != 0 ||
-	    a.npos != 1 || a.ncmd != 0)
+	if (args_parse(sub, argc, argv, opts, nitems(opts), 1, 0, &a) != 0 ||
+	    a.npos != 1 || a.ncmd != 0 ||
+	    (a.val[0] != NULL && strcmp(sub, "rm") != 0))
 		return bad_usage(sub);
 	/* A damaged meta.json must not keep its processes running. */
 	if (strcmp(sub, "stop") == 0 || strcmp(sub, "rm") == 0)
@@ -171,6 +173,8 @@ sub_lifecycle(int argc, char **argv)
 		r = sandbox_stop(sb, &cause);
 	else if (strcmp(sub, "start") == 0)
 		r = sandbox_start(sb, &cause);
+	else if (a.val[0] != NULL)
+		r = sandbox_forget(sb, &cause);
 	else
 		r = sandbox_rm(sb, &cause);
 	if (r == 0 && strcmp(sub, "rm") != 0)

@@ -262,6 +262,25 @@ undo:
 	return NULL;
 }
 
+/*
+ * The record of a sandbox on another provider, without asking it: for a
+ * host gone for good. A local one's record is its files: rm it.
+ */
+int
+sandbox_forget(struct sandbox *sb, char **cause)
+{
+	if (sb->prov == &sandbox_local_provider) {
+		*cause = xprintf("sandbox '%s': --forget is for a sandbox on "
+		    "another provider (holt sandbox rm %s)", sb->id, sb->id);
+		return -1;
+	}
+	if (file_rm_rf(sb->dir) != 0) {
+		*cause = xprintf("%s: %s", sb->dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int
 sandbox_rm(struct sandbox *sb, char **cause)
 {

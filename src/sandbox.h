@@ -104,6 +104,8 @@ struct sandbox *sandbox_open_damaged(const char *idn, char **cause);
 int	 sandbox_pause(struct sandbox *, char **cause);
 int	 sandbox_resume(struct sandbox *, char **cause);
 int	 sandbox_rm(struct sandbox *, char **cause);	/* stop + delete */
+/* Delete the record of one on another provider, not asking it. */
+int	 sandbox_forget(struct sandbox *, char **cause);
 /* Drop the root overlay's upper layer (installs); restarts a running one. */
 int	 sandbox_reset_root(struct sandbox *, char **cause);
 const char *sandbox_image(struct sandbox *);	/* "host" or a path */

@@ -224,4 +224,17 @@ test_expect_success 'the host down: a clear error naming it, never a local one' 
 	test_cmp before after2
 '
 
+test_expect_success 'rm of one whose host is gone says so; --forget drops the record' '
+	test_must_fail holt sandbox rm far 2>err &&
+	grep "cannot reach the host" err &&
+	test -d "$HOLT_HOME/data/sandboxes/$(cat id)" &&
+	holt sandbox create --name here --net off >hid &&
+	test_must_fail holt sandbox rm --forget here 2>err &&
+	grep "is for a sandbox on another provider" err &&
+	holt sandbox rm here &&
+	holt sandbox rm --forget far &&
+	! test -d "$HOLT_HOME/data/sandboxes/$(cat id)" &&
+	test_expect_code 2 holt sandbox stop --forget far
+'
+
 test_done
