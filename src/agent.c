@@ -1939,8 +1939,17 @@ agent_envd(struct agent *a, char **cause)
 {
 	int	 fd;
 
-	if (a->envd != NULL && envd_conn_alive(a->envd))
+	if (a->envd != NULL && envd_conn_alive(a->envd)) {
+		/*
+		 * Paused while idle (--idle-pause), the connection stays:
+		 * resume. (Asked only of a sandbox that pauses so.)
+		 */
+		if (sandbox_idle_pause(a->sbx) > 0 &&
+		    sandbox_state(a->sbx) == SANDBOX_PAUSED &&
+		    sandbox_resume(a->sbx, cause) != 0)
+			return -1;
 		return 0;
+	}
 	if (a->envd != NULL) {
 		if (a->tool != NULL)
 			return -1;

@@ -1,8 +1,10 @@
 #!/bin/sh
 # --idle-pause: the server pauses a sandbox nobody uses (not one running a
 # command), and any use resumes it: exec, and a new connection to a
-# forwarded port, which waits for the resume and then goes through.
+# forwarded port, which waits for the resume and then goes through; and
+# for a session's sandbox, attach, exec and a message to the session.
 . "$(dirname "$0")/lib.sh"
+. "$TEST_DIRECTORY/lib-engine.sh"
 
 if ! test_have_prereq BWRAP,SYSPYTHON; then
 	echo "1..0 # SKIP needs bubblewrap and /usr/bin/python3"
@@ -76,6 +78,80 @@ urllib.request.urlopen(\\\"http://127.0.0.1:$port/index.txt\\\")\"" &&
 	http_get $lport index.txt >out &&
 	echo hello-after-pause >expect && test_cmp expect out &&
 	test "$(state idle)" = running
+'
+
+# A session whose sandbox pauses after each run: each way back wakes it
+# and the next turn runs its command in the same sandbox.
+session_sandbox() {
+	sed -n "s/.*\"sandbox\":[[:space:]]*\"\(sbx-[0-9a-f]*\)\".*/\1/p" \
+		"$HOLT_HOME/data/sessions/$1/session.json"
+}
+
+# runs N SESSION: the session's Nth run finished
+runs() {
+	test "$(grep -c "\"type\":\"run.finished\"" \
+		"$HOLT_HOME/data/sessions/$2/events.jsonl")" -ge "$1"
+}
+
+sandbox_state() {
+	holt sandbox ls | awk -v id="$1" '$1 == id { print $3 }'
+}
+
+test_expect_success 'a session: its sandbox pauses once nobody uses it' '
+	write_policy &&
+	echo "idle_pause = 2s" >"$HOLT_HOME/config/holt.conf" &&
+	holt kill-server &&
+	cat >nap.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "echo one > one.txt" } } ] },
+	  { "text": "first done", "tool_calls": [] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "cat one.txt" } } ] },
+	  { "expect": { "last_tool_result_contains": "one" }, "text": "second done", "tool_calls": [] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "echo two >> one.txt" } } ] },
+	  { "text": "third done", "tool_calls": [] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "wc -l one.txt" } } ] },
+	  { "expect": { "last_tool_result_contains": "3 one.txt" }, "text": "fourth done", "tool_calls": [] } ] }
+	EOF
+	holt new -d -s nap --model script:nap.json "first" &&
+	test_wait_for 100 "runs 1 nap" &&
+	holt log -t nap | grep "first done" &&
+	sbx=$(session_sandbox nap) && test -n "$sbx" &&
+	test_wait_for 100 "test \"\$(sandbox_state $sbx)\" = paused"
+'
+sbx=$(session_sandbox nap 2>/dev/null)
+
+test_expect_success 'attach resumes it; the session goes on' '
+	{ python3 "$TEST_DIRECTORY/proto-client.py" --wait 60 \
+		"$HOLT_HOME/run/$HOLT_SOCKET" send \
+		"{\"type\":\"hello\",\"version\":1}" \
+		"{\"type\":\"attach\",\"session\":\"nap\"}" \
+		"{\"type\":\"send\",\"session\":\"nap\",\"text\":\"second\"}" \
+		>frames & } &&
+	client=$! &&
+	test_when_finished "kill $client" &&
+	test_wait_for 100 "grep -q snapshot frames" &&
+	grep "\"sandbox_state\": \"running\"" frames &&
+	test_wait_for 150 "runs 2 nap" &&
+	holt log -t nap | grep "second done" &&
+	kill $client && { wait $client || :; } &&
+	test_wait_for 100 "test \"\$(sandbox_state $sbx)\" = paused"
+'
+
+test_expect_success 'exec in the session'"'"'s paused sandbox resumes it; the session goes on' '
+	holt sandbox exec $sbx -- sh -c "echo exec >>/workspace/one.txt" &&
+	test "$(sandbox_state $sbx)" = running &&
+	holt send -t nap "third" &&
+	test_wait_for 150 "runs 3 nap" &&
+	holt log -t nap | grep "third done" &&
+	test_wait_for 100 "test \"\$(sandbox_state $sbx)\" = paused"
+'
+
+test_expect_success 'a message to the session wakes its paused sandbox' '
+	holt send -t nap "fourth" &&
+	test_wait_for 150 "runs 4 nap" &&
+	holt log -t nap | grep "fourth done" &&
+	holt sandbox exec $sbx -- cat /workspace/one.txt >out &&
+	printf "one\nexec\ntwo\n" >expect && test_cmp expect out
 '
 
 test_done
