@@ -488,8 +488,9 @@ ssh_restore(struct sandbox *sb, long long id, char **cause)
 static int
 ssh_connect(struct sandbox *sb, int mode, char **cause)
 {
-	char	**argv, *cmd;
-	int	  fd;
+	char			**argv, *cmd;
+	int			  fd;
+	enum sandbox_state	  st;
 
 	cmd = xprintf("sandbox bridge %s", remote_id(sb));
 	argv = sandbox_ssh_argv(sandbox_provider_arg(sb), cmd);
@@ -497,6 +498,17 @@ ssh_connect(struct sandbox *sb, int mode, char **cause)
 	fd = sandbox_ssh_relay(sandbox_id(sb), sandbox_provider_spec(sb),
 	    argv, mode, cause);
 	strv_free(argv);
+	/* The host's holt names its own id: say it as the user knows it. */
+	if (fd != -1)
+		return fd;
+	if (state_kept(sb, &st) != 0)
+		st = ssh_state(sb);
+	if (st == SANDBOX_STOPPED || st == SANDBOX_PAUSED) {
+		free(*cause);
+		*cause = xprintf("sandbox '%s' is %s (holt sandbox %s %s)",
+		    sandbox_id(sb), sandbox_state_name(st), st ==
+		    SANDBOX_PAUSED ? "resume" : "start", sandbox_id(sb));
+	}
 	return fd;
 }
 

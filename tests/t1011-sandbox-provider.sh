@@ -32,6 +32,12 @@ test_expect_success 'an unknown provider is a usage error naming it' '
 	grep "provider .cloud9.: not one of local" err &&
 	test_expect_code 2 holt sandbox create --provider local:x 2>err &&
 	grep "takes no argument" err &&
+	test_expect_code 2 holt sandbox create --provider ssh: 2>err &&
+	grep "say which host" err &&
+	test_expect_code 2 holt sandbox create --provider ssh:-oProxyCommand=x \
+		2>err &&
+	grep "not a \[USER@\]HOST" err &&
+	test_expect_code 2 holt sandbox create --provider "ssh:a b" 2>err &&
 	ls "$HOLT_HOME/data/sandboxes" >dirs &&
 	test_line_count = 2 dirs
 '

@@ -72,6 +72,8 @@ test_expect_success 'pause, resume, stop and start act on the host' '
 	holt sandbox resume far &&
 	holt sandbox stop far &&
 	remote_holt sandbox ls | grep "^$(cat rid)  *-  *stopped " &&
+	test_expect_code 6 holt sandbox exec far -- true 2>err &&
+	grep "sandbox .$(cat id). is stopped (holt sandbox start $(cat id))" err &&
 	holt sandbox start far &&
 	holt sandbox exec far -- cat /workspace/blob | cmp blob -
 '
