@@ -583,7 +583,7 @@ static void
 conn_judge(struct conn *c)
 {
 	struct policy_result		*res;
-	char				*msg, *norm;
+	char				*msg, *norm, *reason;
 
 	policy_refresh();
 	res = policy_check_host(policy, policy_mode_now, c->host);
@@ -606,7 +606,18 @@ conn_judge(struct conn *c)
 			    "to allow it add 'net-allow %s' to the policy "
 			    "(holt policy check --host %s)", c->host, c->port,
 			    res->reason, c->host, c->host);
-		conn_refuse(c, 403, "Forbidden", msg);
+		/*
+		 * Clients show the status line where they show no body
+		 * (npm, pip, git after a CONNECT): it says how, too.
+		 */
+		norm = policy_net_is_ip(c->host) ? NULL :
+		    policy_net_host_norm(c->host);
+		reason = norm == NULL ? xstrdup("Forbidden") :
+		    xprintf("Forbidden (holt: to allow it add 'net-allow %s' "
+		    "to the policy)", norm);
+		conn_refuse(c, 403, reason, msg);
+		free(reason);
+		free(norm);
 		free(msg);
 		policy_result_free(res);
 		return;
