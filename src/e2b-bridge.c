@@ -129,32 +129,33 @@ send_error(struct e2b_bridge *br, double id, const char *msg)
 }
 
 /*
- * Keep E2B's timeout from running out while the sandbox is in use: set it
- * again once a third of it has passed; past all of it, E2B has paused the
- * sandbox and connect resumes it.
+ * Keep E2B's timeout from running out while the sandbox is in use, and
+ * the sandbox running: after a third of the timeout (10 s at most) since
+ * the last time, E2B's connect again, which extends the timeout and
+ * resumes the sandbox if it was paused meanwhile (its timeout ran out, or
+ * someone paused it).
  */
 static void
 bridge_keep(struct e2b_bridge *br)
 {
-	uint64_t	 now = json_now_ms(), used;
+	uint64_t	 now = json_now_ms(), used, every;
 	struct e2b_sbx	 again;
 	char		*cause = NULL;
-	int		 r;
 
+	every = (uint64_t)br->timeout_s * 1000 / 3;
+	if (every > 10000)
+		every = 10000;
 	pthread_mutex_lock(&br->lock);
 	used = br->used_ms;
-	if (now - used > (uint64_t)br->timeout_s * 1000 / 3)
+	if (now - used > every)
 		br->used_ms = now;
 	pthread_mutex_unlock(&br->lock);
-	if (now - used <= (uint64_t)br->timeout_s * 1000 / 3)
+	if (now - used <= every)
 		return;
-	if (now - used < (uint64_t)br->timeout_s * 1000)
-		r = e2b_client_set_timeout(br->client, br->sbx.id,
-		    br->timeout_s, &cause);
-	else if ((r = e2b_client_connect(br->client, br->sbx.id,
-	    br->timeout_s, &again, &cause)) == 0)
+	if (e2b_client_connect(br->client, br->sbx.id, br->timeout_s, &again,
+	    &cause) == 0)
 		e2b_sbx_release(&again);
-	if (r != 0) {
+	else {
 		log_warnx("e2b sandbox '%s': %s", br->sbx.id, cause);
 		free(cause);
 	}
@@ -1243,6 +1244,7 @@ e2b_bridge_open(struct e2b_client *c, struct e2b_sbx *sbx, long timeout_s,
 	br->sbx = *sbx;
 	memset(sbx, 0, sizeof *sbx);
 	br->timeout_s = timeout_s > 3 ? timeout_s : 3;
+	br->sbx.timeout_s = br->timeout_s;
 	br->used_ms = json_now_ms();
 	br->refs = 1;
 	pthread_mutex_init(&br->lock, NULL);

@@ -39,6 +39,7 @@ struct e2b_http {
 	void		*cb_arg;
 	int		 cb_ret;
 	int		 ended;		/* end-of-stream envelope seen */
+	int		 delivered;	/* a message went to cb */
 	uint64_t	 ticked_ms;
 	char		*end_error;	/* its error, if any */
 
@@ -166,8 +167,10 @@ stream_feed(struct e2b_http *h)
 				    json_str(err, "code") : "error",
 				    json_str(err, "message") != NULL ?
 				    json_str(err, "message") : "");
-		} else
+		} else {
+			h->delivered = 1;
 			h->cb_ret = h->cb(h->cb_arg, j);
+		}
 		cJSON_Delete(j);
 	}
 }
@@ -552,6 +555,32 @@ e2b_client_set_timeout(struct e2b_client *c, const char *id, long timeout_s,
 	return r;
 }
 
+/*
+ * An envd request. A sandbox paused meanwhile (E2B's proxy answers 502:
+ * its timeout ran out, or someone paused it) is resumed by connect, and
+ * the request made once more, if nothing of its reply was used yet.
+ */
+static int
+envd_perform(struct e2b_sbx *sbx, struct e2b_http *h, char **cause)
+{
+	struct e2b_sbx	 again;
+	char		*why = NULL;
+
+	if (http_perform(h, sbx->envd_url, cause) != 0)
+		return -1;
+	if (h->status != 502 || h->delivered)
+		return 0;
+	if (e2b_client_connect(sbx->client, sbx->id, sbx->timeout_s > 0 ?
+	    sbx->timeout_s : E2B_CLIENT_RESUME_S, &again, &why) != 0) {
+		free(why);
+		return 0;	/* the 502 is the answer */
+	}
+	e2b_sbx_release(&again);
+	h->status = 0;
+	buf_reset(&h->reply);
+	return http_perform(h, sbx->envd_url, cause);
+}
+
 /* The headers every envd request carries. */
 static void
 envd_headers(struct e2b_http *h, struct e2b_sbx *sbx, const char *user)
@@ -585,7 +614,7 @@ e2b_envd_rpc(struct e2b_sbx *sbx, const char *method, const char *user,
 	h.headers = curl_slist_append(h.headers, "Connect-Protocol-Version: 1");
 	h.body = text;
 	h.body_len = strlen(text);
-	if (http_perform(&h, sbx->envd_url, cause) != 0)
+	if (envd_perform(sbx, &h, cause) != 0)
 		goto out;
 	if (h.status != 200) {
 		*cause = http_error(&h, "the sandbox's access token", code);
@@ -628,7 +657,7 @@ e2b_envd_stream(struct e2b_sbx *sbx, const char *method, const char *user,
 	h.max = 2 * E2B_FRAME_MAX + 5;
 	h.cb = cb;
 	h.cb_arg = arg;
-	if (http_perform(&h, sbx->envd_url, cause) != 0)
+	if (envd_perform(sbx, &h, cause) != 0)
 		goto out;
 	if (h.status != 200) {
 		*cause = http_error(&h, "the sandbox's access token", NULL);
@@ -673,7 +702,7 @@ e2b_envd_file_get(struct e2b_sbx *sbx, const char *path, size_t *lenp,
 	http_init(&h, "GET", files_url(sbx, path));
 	envd_headers(&h, sbx, NULL);
 	h.max = E2B_FILE_MAX;
-	if (http_perform(&h, sbx->envd_url, cause) != 0)
+	if (envd_perform(sbx, &h, cause) != 0)
 		goto out;
 	if (h.status != 200) {
 		*gone = h.status == 404;
@@ -711,7 +740,7 @@ e2b_envd_file_put(struct e2b_sbx *sbx, const char *path, const void *data,
 	http_header(&h, "Content-Type: %s", ct);
 	h.body = body.data;
 	h.body_len = body.len;
-	if (http_perform(&h, sbx->envd_url, cause) != 0)
+	if (envd_perform(sbx, &h, cause) != 0)
 		goto out;
 	if (h.status != 200 && h.status != 201 && h.status != 204) {
 		*cause = http_error(&h, "the sandbox's access token", NULL);

@@ -11,7 +11,7 @@
  * Call order: e2b_client_new reads the key and URLs (environment first,
  * then holt.conf) or fails saying what to set; e2b_client_create or
  * e2b_client_connect fill a struct e2b_sbx, from which e2b_envd_* reach the
- * sandbox. Every call blocks (libcurl easy); a client and an e2b_sbx may be
+ * sandbox (and resume it, should it be paused meanwhile). Every call blocks (libcurl easy); a client and an e2b_sbx may be
  * used by several threads at once, as nothing in them changes after they
  * are filled. Errors name the server and the status, never the key or the
  * token.
@@ -25,6 +25,7 @@
 
 #define E2B_CLIENT_DEFAULT_API	"https://api.e2b.app"
 #define E2B_CLIENT_ENVD_PORT	49983
+#define E2B_CLIENT_RESUME_S	300	/* sbx.timeout_s unset */
 
 struct e2b_client;
 
@@ -37,6 +38,7 @@ struct e2b_sbx {
 	char		*envd_version;
 	char		*domain;	/* NULL: the client's default */
 	char		*envd_url;	/* where its envd answers */
+	long		 timeout_s;	/* resuming it sets this timeout */
 };
 
 struct e2b_create_opts {

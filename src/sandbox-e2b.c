@@ -174,6 +174,7 @@ e2b_reach(struct sandbox *sb, struct e2b_sbx *sbx, char **cause)
 		e2b_client_free(c);
 		return NULL;
 	}
+	sbx->timeout_s = e2b_timeout_s(sb);
 	return c;
 }
 

@@ -94,6 +94,20 @@ test_expect_success BWRAP 'pause and resume are E2B'"'"'s; a command wakes it' '
 	cloud sandbox ls | grep "^$(cat eid) .* running"
 '
 
+test_expect_success BWRAP 'paused under a running command: its input resumes it' '
+	. ./e2b.env &&
+	mkfifo fifo &&
+	( holt sandbox exec box -- sh -c "echo ready; read a; echo got \$a" \
+		<fifo >got & echo $! >got.pid ) &&
+	exec 9>fifo &&
+	test_wait_for 100 "grep -q ready got" &&
+	cloud sandbox pause "$(cat eid)" &&
+	echo hi >&9 &&
+	exec 9>&- &&
+	test_wait_for 100 "grep -q \"got hi\" got" &&
+	cloud sandbox ls | grep "^$(cat eid) .* running"
+'
+
 test_expect_success BWRAP 'the idle timeout is E2B'"'"'s: it pauses, the files stay' '
 	. ./e2b.env &&
 	holt sandbox create --provider e2b --idle-pause 2s --name short >id2 &&

@@ -115,7 +115,11 @@ test_expect_success BWRAP 'checkpoints in E2B: rewind puts the files back there'
 	      "path": "notes.txt", "content": "one\n" } } ] },
 	  { "tool_calls": [ { "name": "run_command", "arguments": {
 	      "command": "echo two >b.txt && rm notes.txt && mkdir -p d/e" } } ] },
-	  { "text": "done", "tool_calls": [] } ] }
+	  { "text": "done", "tool_calls": [] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": {
+	      "command": "echo awake" } } ] },
+	  { "expect": { "last_tool_result_contains": "awake" },
+	    "text": "up again", "tool_calls": [] } ] }
 	EOF
 	mkdir -p "$HOLT_HOME/config" &&
 	echo "allow ^(echo|rm|mkdir)(\\s|\$)" >"$HOLT_HOME/config/policy" &&
@@ -138,6 +142,17 @@ test_expect_success BWRAP 'checkpoints in E2B: rewind puts the files back there'
 	holt rewind -t rw --to 1 &&
 	cloud sandbox exec "$(cat rweid)" -- ls -A /workspace >first &&
 	test_line_count = 0 first
+'
+
+test_expect_success BWRAP 'paused under a session that holds its connection: resumed on use' '
+	. ./e2b.env &&
+	cloud sandbox pause "$(cat rweid)" &&
+	cloud sandbox ls | grep "^$(cat rweid) .* paused" &&
+	# flow.json'"'"'s last two turns
+	holt send -t rw "wake up" &&
+	test_wait_for 300 "holt log -t rw | grep \"run finished: done\" | test \$(wc -l) = 2" &&
+	! holt log -t rw | grep "run finished: error" &&
+	cloud sandbox ls | grep "^$(cat rweid) .* running"
 '
 
 test_expect_success BWRAP 'killed at E2B: the session says so, nothing is made in its place' '
