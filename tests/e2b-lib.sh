@@ -17,6 +17,7 @@
 #	cloud_serve [PORT]	start it (a free port, or PORT); e2b.env
 #				holds what holt, its client, reads
 #	cloud ARGS		holt ARGS, on the cloud's side
+#	cloud_kill ID		kill the cloud's sandbox ID through its API
 #	cloud_cleanup		rm every sandbox, here and in the cloud
 #	e2b_id_of ID		the E2B id behind holt's sandbox ID
 #
@@ -106,6 +107,12 @@ cloud_serve() {
 	E2B_API_KEY=$(cloud e2b key)
 	export E2B_API_URL E2B_SANDBOX_URL E2B_API_KEY
 	EOF
+}
+
+cloud_kill() {
+	. ./e2b.env
+	test "$(curl -s -o /dev/null -w "%{http_code}" --max-time 20 -X DELETE \
+		-H "X-API-KEY: $E2B_API_KEY" "$E2B_API_URL/sandboxes/$1")" = 204
 }
 
 cloud_cleanup() {

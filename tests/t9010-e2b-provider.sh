@@ -156,7 +156,7 @@ test_expect_success BWRAP 'rm kills it at E2B; one gone there is an error, not a
 	. ./e2b.env &&
 	holt sandbox rm short &&
 	! cloud sandbox ls | grep "^$(cat eid2) " &&
-	cloud sandbox rm "$(cat eid)" &&
+	cloud_kill "$(cat eid)" &&
 	test_must_fail holt sandbox exec box -- true 2>err &&
 	grep "E2B no longer has\|E2B said 404" err &&
 	cloud sandbox ls >after &&

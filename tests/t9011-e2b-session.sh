@@ -157,7 +157,7 @@ test_expect_success BWRAP 'paused under a session that holds its connection: res
 
 test_expect_success BWRAP 'killed at E2B: the session says so, nothing is made in its place' '
 	. ./e2b.env &&
-	cloud sandbox rm "$(cat eid)" &&
+	cloud_kill "$(cat eid)" &&
 	cloud sandbox ls | cut -d" " -f1 >before &&
 	add_turns <<-\EOF &&
 	[ { "tool_calls": [ { "name": "run_command", "arguments": {
