@@ -259,7 +259,6 @@ conn_relay(struct conn *c)
 {
 	struct evbuffer	*to_target = evbuffer_new(), *to_client = evbuffer_new();
 	struct timeval	 tv = { CONNECT_TIMEOUT, 0 };
-	char		*cause = NULL;
 	int		 cfd = bufferevent_getfd(c->client);
 	int		 tfd = bufferevent_getfd(c->target);
 
@@ -271,12 +270,7 @@ conn_relay(struct conn *c)
 	/* Bytes the client sent after its head. */
 	evbuffer_add_buffer(to_target, bufferevent_get_input(c->client));
 	c->relay = proxy_splice_new(base, cfd, tfd, to_target, to_client,
-	    relay_end_cb, c, &cause);
-	if (c->relay == NULL) {
-		conn_refuse(c, 503, "Service Unavailable", cause);
-		free(cause);
-		return;
-	}
+	    relay_end_cb, c);
 	/* Plain HTTP: the answer must start within the timeout. */
 	if (!c->connect)
 		proxy_splice_want_answer(c->relay, base, &tv);

@@ -26,7 +26,7 @@ typedef void (*proxy_splice_cb)(struct proxy_splice *,
 
 struct proxy_splice	*proxy_splice_new(struct event_base *, int, int,
 			     struct evbuffer *, struct evbuffer *,
-			     proxy_splice_cb, void *, char **);
+			     proxy_splice_cb, void *);
 void			 proxy_splice_want_answer(struct proxy_splice *,
 			     struct event_base *, const struct timeval *);
 void			 proxy_splice_free(struct proxy_splice *);
