@@ -13,10 +13,10 @@
  *
  * Adding a provider: write src/sandbox-NAME.c defining
  * `const struct sandbox_provider sandbox_NAME_provider` (name "NAME";
- * create, state and connect are required, a NULL operation is "not on
- * this provider" and sandbox.h's call says so), add it to libholt in
- * src/sandbox.am, and add one line to sandbox_providers[] in
- * sandbox-provider.c. The connection it returns speaks holt-envd's
+ * create, start, stop, state and connect are required; a NULL one of the
+ * others is "not on this provider", and sandbox.h's call says so), add it
+ * to libholt in src/sandbox.am, declare it below, and add one line to
+ * sandbox_providers[] in sandbox-provider.c. The connection it returns speaks holt-envd's
  * protocol (holt-envd(8)), however it is carried.
  *
  * The light front end (holt-light.c) links none of this: it has its own
