@@ -77,8 +77,17 @@ struct call {
 	int		 started;
 	long		 pid;		/* tool.running: its pid in the sandbox */
 	int		 finished;
+	int		 checkpointing;	/* its checkpoint is being taken */
 	int		 checkpointed;	/* checkpoint.taken is in the log */
 	int		 no_checkpoint;	/* it failed: the call cannot be undone */
+};
+
+/* A checkpoint taken off the loop, for the call it is before. */
+struct ckpt_ctx {
+	struct agent			*a;
+	char				*call_id;
+	struct sandbox_checkpoint_job	*job;
+	struct ckpt_ctx			*next;
 };
 
 /*
@@ -105,6 +114,7 @@ struct agent {
 	struct event_base	*base;
 	struct agent_cb		 cb;
 	void			*arg;
+	struct ckpt_ctx		*ckpts;		/* checkpoints being taken */
 
 	struct eventlog		*log;
 	cJSON			*history;	/* events the conversation needs */
@@ -1158,44 +1168,104 @@ agent_preview_done(void *arg, const char *diff, const char *error)
 	free(pc);
 }
 
-/*
- * A checkpoint before a call that can change files (DESIGN 15), so that
- * it can be undone. When none can be taken, that is said in the log and
- * the call is marked: in auto mode it then asks (agent_no_undo).
- */
 static void
-agent_checkpoint(struct agent *a, struct call *c)
+agent_checkpoint_failed(struct agent *a, struct call *c, const char *cause)
 {
-	struct checkpoint_info	 ci;
-	char			*cause = NULL, *msg;
-	cJSON			*ev;
+	char	*msg;
+	cJSON	*ev;
 
-	if (c->checkpointed || c->no_checkpoint)
-		return;
-	if (sandbox_checkpoint(a->sbx, &ci, &cause) != 0) {
-		msg = xprintf("checkpoint before %s failed: %s; it could not "
-		    "be undone, so it is not run without asking", c->name,
-		    cause);
-		free(cause);
-		ev = evlog_new("error");
-		cJSON_AddStringToObject(ev, "message", msg);
-		cJSON_AddStringToObject(ev, "call_id", c->id);
-		cJSON_AddStringToObject(ev, "kind", "checkpoint");
-		agent_emit(a, ev, 1);
-		free(msg);
-		c->no_checkpoint = 1;
-		return;
-	}
+	msg = xprintf("checkpoint before %s failed: %s; it could not be "
+	    "undone, so it is not run without asking", c->name, cause);
+	ev = evlog_new("error");
+	cJSON_AddStringToObject(ev, "message", msg);
+	cJSON_AddStringToObject(ev, "call_id", c->id);
+	cJSON_AddStringToObject(ev, "kind", "checkpoint");
+	agent_emit(a, ev, 1);
+	free(msg);
+	c->no_checkpoint = 1;
+}
+
+static void
+agent_checkpoint_taken(struct agent *a, struct call *c,
+    const struct checkpoint_info *ci)
+{
+	cJSON	*ev;
+
 	ev = evlog_new("checkpoint.taken");
-	cJSON_AddNumberToObject(ev, "checkpoint", (double)ci.id);
+	cJSON_AddNumberToObject(ev, "checkpoint", (double)ci->id);
 	cJSON_AddNumberToObject(ev, "step", ++a->last_step);
 	cJSON_AddStringToObject(ev, "call_id", c->id);
 	cJSON_AddStringToObject(ev, "name", c->name);
-	cJSON_AddNumberToObject(ev, "files", (double)ci.files);
-	cJSON_AddNumberToObject(ev, "changed", (double)ci.changed);
-	cJSON_AddNumberToObject(ev, "bytes", (double)ci.bytes);
+	cJSON_AddNumberToObject(ev, "files", (double)ci->files);
+	cJSON_AddNumberToObject(ev, "changed", (double)ci->changed);
+	cJSON_AddNumberToObject(ev, "bytes", (double)ci->bytes);
 	c->checkpointed = 1;
 	agent_emit(a, ev, 0);
+}
+
+static void
+agent_checkpoint_done(void *arg, const struct checkpoint_info *ci,
+    const char *cause)
+{
+	struct ckpt_ctx	*cc = arg, **pp;
+	struct agent	*a = cc->a;
+	struct call	*c = agent_find_call(a, cc->call_id);
+
+	for (pp = &a->ckpts; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == cc) {
+			*pp = cc->next;
+			break;
+		}
+	}
+	if (c != NULL && c->checkpointing) {
+		c->checkpointing = 0;
+		if (!c->finished && ci != NULL)
+			agent_checkpoint_taken(a, c, ci);
+		else if (!c->finished)
+			agent_checkpoint_failed(a, c, cause);
+		agent_kick(a);
+	}
+	free(cc->call_id);
+	free(cc);
+}
+
+/*
+ * A checkpoint before a call that can change files (DESIGN 15), so that
+ * it can be undone. It is taken in a thread (a big workspace would hold
+ * every session's loop); the call waits for it: 1 while it does. When
+ * none can be taken, that is said in the log and the call is marked: in
+ * auto mode it then asks (agent_no_undo).
+ */
+static int
+agent_checkpoint(struct agent *a, struct call *c)
+{
+	struct checkpoint_info	 ci;
+	struct ckpt_ctx		*cc;
+	char			*cause = NULL;
+
+	if (c->checkpointing)
+		return 1;
+	if (c->checkpointed || c->no_checkpoint)
+		return 0;
+	cc = xcalloc(1, sizeof *cc);
+	cc->a = a;
+	cc->call_id = xstrdup(c->id);
+	cc->job = sandbox_checkpoint_start(a->sbx, a->base,
+	    agent_checkpoint_done, cc);
+	if (cc->job != NULL) {
+		cc->next = a->ckpts;
+		a->ckpts = cc;
+		c->checkpointing = 1;
+		return 1;
+	}
+	free(cc->call_id);
+	free(cc);
+	if (sandbox_checkpoint(a->sbx, &ci, &cause) != 0) {
+		agent_checkpoint_failed(a, c, cause);
+		free(cause);
+	} else
+		agent_checkpoint_taken(a, c, &ci);
+	return 0;
 }
 
 /* Without a checkpoint, what auto mode would allow is asked about. */
@@ -1246,7 +1316,11 @@ agent_judge(struct agent *a, struct call *c)
 		break;
 	}
 	if (pr->verdict != POLICY_DENY && kind != TOOL_MCP) {
-		agent_checkpoint(a, c);
+		if (agent_checkpoint(a, c)) {
+			policy_result_free(pr);
+			free(subject);
+			return 1;	/* judged again once it is taken */
+		}
 		agent_no_undo(a, c, pr);
 	}
 	rule = pr->nparts > 0 && pr->parts[0].rule != NULL ?
@@ -1348,6 +1422,8 @@ agent_process(struct agent *a)
 			agent_set_state(a, AGENT_WAITING);
 			return;
 		}
+		if (c->checkpointing)
+			return;		/* agent_checkpoint_done kicks */
 		if (agent_judge(a, c))
 			return;
 	}
@@ -2453,6 +2529,14 @@ agent_free(struct agent *a)
 		return;
 	if (a->req != NULL)
 		model_request_cancel(a->req);
+	while (a->ckpts != NULL) {
+		struct ckpt_ctx *cc = a->ckpts;
+
+		a->ckpts = cc->next;
+		sandbox_checkpoint_cancel(cc->job);
+		free(cc->call_id);
+		free(cc);
+	}
 	if (a->tool != NULL)
 		tool_exec_free(a->tool);
 	mcp_free(a->mcp);	/* before envd: its servers use it */

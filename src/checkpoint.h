@@ -101,5 +101,7 @@ int	 checkpoint_store_clone(struct checkpoint_store *,
 
 /* Test hook: stop (SIGSTOP to self) after this many restored entries. */
 #define CHECKPOINT_TEST_STOP_ENV "HOLT_TEST_RESTORE_STOP"
+/* Test hook: a server's checkpoint waits until this file exists (60 s). */
+#define CHECKPOINT_TEST_WAIT_ENV "HOLT_TEST_CHECKPOINT_WAIT"
 
 #endif

@@ -9,38 +9,174 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <event2/event.h>
 
 #include "checkpoint.h"
 #include "sandbox.h"
 #include "sandbox-local.h"
 #include "sandbox-provider.h"
 
+/* Take one and prune: what a thread may do (no config, no log, no sb). */
+static int
+sandbox_checkpoint_dir(const char *dir, uint64_t max, const char *wait,
+    struct checkpoint_info *ci, char **cause, char **why)
+{
+	struct checkpoint_store	*st;
+	int			 rc, i;
+
+	/* Test hook: hold the checkpoint until that file exists. */
+	for (i = 0; wait != NULL && *wait != '\0' && i < 6000 &&
+	    access(wait, F_OK) != 0; i++)
+		usleep(10000);
+	if ((st = checkpoint_store_open(dir, cause)) == NULL)
+		return -1;
+	rc = checkpoint_take(st, ci, cause);
+	if (rc == 0 && checkpoint_prune(st, max, why) != 0)
+		rc = 0;	/* taken; *why says what pruning met */
+	checkpoint_store_close(st);
+	return rc;
+}
+
 int
 sandbox_checkpoint(struct sandbox *sb, struct checkpoint_info *ci,
     char **cause)
 {
-	struct checkpoint_store	*st;
-	char			*why = NULL;
-	int			 rc;
+	char	*why = NULL;
+	int	 rc;
 
 	if (sb->prov != &sandbox_local_provider) {
 		if (sb->prov->checkpoint == NULL)
 			return sandbox_is_local(sb, "checkpoint", cause) - 1;
 		return sb->prov->checkpoint(sb, ci, cause);
 	}
-	if ((st = checkpoint_store_open(sb->dir, cause)) == NULL)
-		return -1;
-	rc = checkpoint_take(st, ci, cause);
-	if (rc == 0 && checkpoint_prune(st, (uint64_t)config_get_num(
-	    "checkpoint_max"), &why) != 0) {
+	rc = sandbox_checkpoint_dir(sb->dir, (uint64_t)config_get_num(
+	    "checkpoint_max"), getenv(CHECKPOINT_TEST_WAIT_ENV), ci, cause,
+	    &why);
+	if (why != NULL) {
 		log_warnx("sandbox '%s': pruning checkpoints: %s", sb->id, why);
 		free(why);
 	}
-	checkpoint_store_close(st);
 	return rc;
+}
+
+/*
+ * A checkpoint in a thread of its own: a big workspace's scan must not
+ * hold the server's loop (every session and screen). The thread has
+ * copies of what it needs; it says it is done with a byte on a pipe, and
+ * the loop then joins it and calls back.
+ */
+struct sandbox_checkpoint_job {
+	char			*dir, *id, *wait;
+	uint64_t		 max;
+	pthread_t		 thread;
+	int			 threaded;
+	int			 fd[2];
+	struct event		*ev;
+	int			 rc;
+	struct checkpoint_info	 ci;
+	char			*cause, *why;
+	sandbox_checkpoint_cb	 cb;		/* NULL: cancelled */
+	void			*arg;
+};
+
+static void *
+sandbox_checkpoint_thread(void *arg)
+{
+	struct sandbox_checkpoint_job	*j = arg;
+
+	j->rc = sandbox_checkpoint_dir(j->dir, j->max, j->wait, &j->ci,
+	    &j->cause, &j->why);
+	while (write(j->fd[1], "", 1) == -1 && errno == EINTR)
+		;
+	return NULL;
+}
+
+static void
+sandbox_checkpoint_job_free(struct sandbox_checkpoint_job *j)
+{
+	if (j->ev != NULL)
+		event_free(j->ev);
+	if (j->fd[0] != -1) {
+		close(j->fd[0]);
+		close(j->fd[1]);
+	}
+	free(j->dir);
+	free(j->id);
+	free(j->wait);
+	free(j->cause);
+	free(j->why);
+	free(j);
+}
+
+static void
+sandbox_checkpoint_done(int fd, short events, void *arg)
+{
+	struct sandbox_checkpoint_job	*j = arg;
+	char				 c;
+
+	(void)events;
+	if (read(fd, &c, 1) != 1)
+		return;
+	if (j->threaded)
+		pthread_join(j->thread, NULL);
+	if (j->why != NULL)
+		log_warnx("sandbox '%s': pruning checkpoints: %s", j->id, j->why);
+	if (j->cb != NULL)
+		j->cb(j->arg, j->rc == 0 ? &j->ci : NULL, j->cause);
+	sandbox_checkpoint_job_free(j);
+}
+
+/*
+ * NULL when it cannot be set up (no pipe): the caller takes the
+ * checkpoint itself. Else cb is called from the loop, always later.
+ */
+struct sandbox_checkpoint_job *
+sandbox_checkpoint_start(struct sandbox *sb, struct event_base *base,
+    sandbox_checkpoint_cb cb, void *arg)
+{
+	struct sandbox_checkpoint_job	*j = xcalloc(1, sizeof *j);
+	const char			*wait = getenv(CHECKPOINT_TEST_WAIT_ENV);
+
+	j->dir = xstrdup(sb->dir);
+	j->id = xstrdup(sb->id);
+	j->wait = wait != NULL && *wait != '\0' ? xstrdup(wait) : NULL;
+	j->max = (uint64_t)config_get_num("checkpoint_max");
+	j->cb = cb;
+	j->arg = arg;
+	if (pipe2(j->fd, O_CLOEXEC) != 0) {
+		j->fd[0] = j->fd[1] = -1;
+		sandbox_checkpoint_job_free(j);
+		return NULL;
+	}
+	j->ev = event_new(base, j->fd[0], EV_READ, sandbox_checkpoint_done, j);
+	if (j->ev == NULL || event_add(j->ev, NULL) != 0) {
+		sandbox_checkpoint_job_free(j);
+		return NULL;
+	}
+	if (sb->prov == &sandbox_local_provider &&
+	    pthread_create(&j->thread, NULL, sandbox_checkpoint_thread, j) == 0) {
+		j->threaded = 1;
+		return j;
+	}
+	/* Other providers take theirs their own way, here and now. */
+	j->rc = sandbox_checkpoint(sb, &j->ci, &j->cause);
+	while (write(j->fd[1], "", 1) == -1 && errno == EINTR)
+		;
+	return j;
+}
+
+/* The callback is not called; the thread ends on its own. */
+void
+sandbox_checkpoint_cancel(struct sandbox_checkpoint_job *j)
+{
+	if (j != NULL)
+		j->cb = NULL;
 }
 
 static int

@@ -140,6 +140,19 @@ int	 sandbox_restore(struct sandbox *, long long id, const char *tag,
 	     char **cause);
 int	 sandbox_recover(struct sandbox *, int (*record)(void *, const char *,
 	     char **), void *arg, char **cause);
+/*
+ * The same in a thread, off the caller's loop: cb(arg, ci, NULL) or
+ * cb(arg, NULL, error) is called from base's loop when it is done (NULL:
+ * it could not be started; take it with sandbox_checkpoint). After
+ * sandbox_checkpoint_cancel, cb is never called.
+ */
+struct event_base;
+struct sandbox_checkpoint_job;
+typedef void (*sandbox_checkpoint_cb)(void *, const struct checkpoint_info *,
+	     const char *);
+struct sandbox_checkpoint_job *sandbox_checkpoint_start(struct sandbox *,
+	     struct event_base *, sandbox_checkpoint_cb, void *);
+void	 sandbox_checkpoint_cancel(struct sandbox_checkpoint_job *);
 /* A new sandbox from checkpoint at (0: from now), started. */
 struct sandbox *sandbox_fork(struct sandbox *, long long at, const char *name,
 	     char **cause);

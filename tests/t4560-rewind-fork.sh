@@ -263,6 +263,34 @@ test_expect_success BWRAP 'a checkpoint that cannot be taken is reported, and th
 	test_wait_for 300 "holt log -t nc | grep \"run finished: done\""
 '
 
+test_expect_success BWRAP 'a checkpoint is taken off the server loop: the rest goes on meanwhile' '
+	test_might_fail holt kill-server &&
+	test_when_finished "touch go; holt kill-server" &&
+	cat >hold.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "write_file", "arguments": { "path": "held.txt", "content": "held\n" } } ] },
+	  { "text": "done", "tool_calls": [] } ] }
+	EOF
+	cat >other.json <<-\EOF &&
+	{ "turns": [ { "text": "other done", "tool_calls": [] } ] }
+	EOF
+	# The server holds every checkpoint until go exists.
+	HOLT_TEST_CHECKPOINT_WAIT=$PWD/go holt new -d -s hold --mode trust \
+		--model script:hold.json "write" &&
+	test_wait_for 300 "events_of \"$(session_log hold)\" tool.call" &&
+	! events_of "$(session_log hold)" checkpoint.taken &&
+	timeout 20 $HOLT ls >ls && grep "^hold " ls &&
+	timeout 20 $HOLT new -d -s other --model script:other.json "hi" &&
+	test_wait_for 300 "timeout 20 $HOLT log -t other | grep \"run finished\"" &&
+	holt log -t other | grep "agent: other done" &&
+	! events_of "$(session_log hold)" checkpoint.taken &&
+	! test -e "$(ws_of hold)/held.txt" &&
+	touch go &&
+	test_wait_for 300 "holt log -t hold | grep \"run finished: done\"" &&
+	events_of "$(session_log hold)" checkpoint.taken &&
+	echo held >expect && test_cmp expect "$(ws_of hold)/held.txt"
+'
+
 # approve_but_echo HOLT LOG: allow what auto mode asked about, but not
 # echo hi (the call a failed checkpoint holds, which the test answers).
 approve_but_echo() {
