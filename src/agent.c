@@ -3325,7 +3325,7 @@ agent_state_json(struct agent *a)
 		cJSON_AddStringToObject(st, "error", a->log_error);
 	cJSON_AddStringToObject(st, "sandbox", sandbox_id(a->sbx));
 	cJSON_AddStringToObject(st, "sandbox_state",
-	    sandbox_state_name(sandbox_state(a->sbx)));
+	    sandbox_state_name(sandbox_state_known(a->sbx)));
 	cJSON_AddStringToObject(st, "model", agent_model_spec(a));
 	cJSON_AddStringToObject(st, "mode", policy_mode_name(a->mode));
 	cJSON_AddNumberToObject(st, "step", a->steps);

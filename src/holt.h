@@ -46,6 +46,7 @@ size_t	 xstrlcpy(char *, const char *, size_t);
 extern const char *log_prog;	/* "holt", "holt-envd": prefix of messages */
 void	 log_open(const char *path);	/* also write to this file (server) */
 void	 log_set_verbose(int);
+int	 log_fileno(void);	/* the log file's descriptor, or -1 */
 void	 log_debug(const char *, ...) printflike(1, 2);
 void	 log_info(const char *, ...) printflike(1, 2);
 void	 log_warn(const char *, ...) printflike(1, 2);

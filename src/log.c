@@ -28,6 +28,12 @@ log_open(const char *path)
 	log_file = f;
 }
 
+int
+log_fileno(void)
+{
+	return log_file != NULL ? fileno(log_file) : -1;
+}
+
 void
 log_set_verbose(int v)
 {

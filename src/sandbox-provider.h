@@ -57,6 +57,11 @@ struct sandbox_provider {
 	/* Delete the provider's side (stopped first); the record is ours. */
 	int		(*rm)(struct sandbox *, char **cause);
 	enum sandbox_state (*state)(struct sandbox *);
+	/*
+	 * The last state known, at once, without waiting on the provider
+	 * (for what the server sends often); NULL: state.
+	 */
+	enum sandbox_state (*state_known)(struct sandbox *);
 	/* A socket speaking envd's protocol; mode SANDBOX_CONNECT_*. */
 	int		(*connect)(struct sandbox *, int mode, char **cause);
 	int		(*busy)(struct sandbox *);	/* NULL: never busy */

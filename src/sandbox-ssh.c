@@ -266,9 +266,9 @@ remote_run(struct sandbox *sb, const char *cmd, struct buf *out,
 	return -1;
 }
 
-/* The state noted in run/state if it is fresh; -1 if not. */
+/* The state noted in run/state if it is younger than max_ms (-1: any). */
 static int
-state_kept(struct sandbox *sb, enum sandbox_state *st)
+state_kept(struct sandbox *sb, enum sandbox_state *st, int max_ms)
 {
 	char		*path = paths_join(sandbox_dir(sb), "run/state"), *s;
 	struct stat	 sst;
@@ -280,7 +280,7 @@ state_kept(struct sandbox *sb, enum sandbox_state *st)
 		clock_gettime(CLOCK_REALTIME, &now);
 		age = ((int64_t)now.tv_sec - sst.st_mtim.tv_sec) * 1000 +
 		    ((int64_t)now.tv_nsec - sst.st_mtim.tv_nsec) / 1000000;
-		if (age >= 0 && age < SSH_STATE_TTL_MS &&
+		if ((max_ms < 0 || (age >= 0 && age < max_ms)) &&
 		    (s = file_read(path, NULL, 64)) != NULL) {
 			for (i = SANDBOX_RUNNING; i <= SANDBOX_UNREACHABLE; i++)
 				if (strcmp(s, sandbox_state_name(i)) == 0) {
@@ -411,7 +411,7 @@ ssh_state(struct sandbox *sb)
 	enum sandbox_state	 st = SANDBOX_STOPPED;
 	const char		*s;
 
-	if (state_kept(sb, &st) == 0)
+	if (state_kept(sb, &st, SSH_STATE_TTL_MS) == 0)
 		return st;
 	if (ssh_run(sandbox_provider_arg(sb), "sandbox ls --json", &out,
 	    &unreachable, &cause) != 0) {
@@ -436,6 +436,68 @@ ssh_state(struct sandbox *sb)
 	}
 	cJSON_Delete(arr);
 	state_note(sb, st);
+	return st;
+}
+
+/*
+ * Ask the host again in a detached process, which notes the answer in
+ * run/state; one at a time (run/state.busy, taken from one that died
+ * after a minute). Only the log file's descriptor is kept: the caller's
+ * sockets and locks are not held while ssh waits on the host.
+ */
+static void
+state_refresh(struct sandbox *sb)
+{
+	char		*lock = paths_join(sandbox_dir(sb), "run/state.busy");
+	struct stat	 st;
+	int		 fd, logfd;
+	pid_t		 pid;
+
+	fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd == -1 && errno == EEXIST && stat(lock, &st) == 0 &&
+	    time(NULL) - st.st_mtime > 60) {
+		unlink(lock);
+		fd = open(lock, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	}
+	if (fd == -1) {
+		free(lock);
+		return;
+	}
+	close(fd);
+	if ((pid = fork()) == 0) {
+		if (fork() != 0)
+			_exit(0);
+		setsid();
+		if ((fd = open("/dev/null", O_RDWR)) != -1) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		if ((logfd = log_fileno()) > 3)
+			close_range(3, (unsigned int)logfd - 1, 0);
+		close_range(logfd >= 3 ? (unsigned int)logfd + 1 : 3, ~0U, 0);
+		ssh_state(sb);
+		unlink(lock);
+		_exit(0);
+	}
+	if (pid > 0)
+		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
+			;
+	else
+		unlink(lock);
+	free(lock);
+}
+
+static enum sandbox_state
+ssh_state_known(struct sandbox *sb)
+{
+	enum sandbox_state	 st;
+
+	if (state_kept(sb, &st, SSH_STATE_TTL_MS) == 0)
+		return st;
+	if (state_kept(sb, &st, -1) != 0)
+		return ssh_state(sb);	/* never asked: now */
+	state_refresh(sb);
 	return st;
 }
 
@@ -501,7 +563,7 @@ ssh_connect(struct sandbox *sb, int mode, char **cause)
 	/* The host's holt names its own id: say it as the user knows it. */
 	if (fd != -1)
 		return fd;
-	if (state_kept(sb, &st) != 0)
+	if (state_kept(sb, &st, SSH_STATE_TTL_MS) != 0)
 		st = ssh_state(sb);
 	if (st == SANDBOX_STOPPED || st == SANDBOX_PAUSED) {
 		free(*cause);
@@ -522,6 +584,7 @@ const struct sandbox_provider sandbox_ssh_provider = {
 	.resume = ssh_resume,
 	.rm = ssh_rm,
 	.state = ssh_state,
+	.state_known = ssh_state_known,
 	.connect = ssh_connect,
 	.checkpoint = ssh_checkpoint,
 	.restore = ssh_restore,

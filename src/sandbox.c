@@ -774,6 +774,14 @@ sandbox_state(struct sandbox *sb)
 	return sb->prov->state(sb);
 }
 
+enum sandbox_state
+sandbox_state_known(struct sandbox *sb)
+{
+	if (sb->prov->state_known != NULL)
+		return sb->prov->state_known(sb);
+	return sb->prov->state(sb);
+}
+
 int
 sandbox_connect(struct sandbox *sb, char **cause)
 {

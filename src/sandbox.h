@@ -95,6 +95,12 @@ char	*sandbox_workspace(struct sandbox *);	/* host path of workspace/, caller fr
 char	*sandbox_socket_path(struct sandbox *);	/* run/envd.sock, caller frees */
 
 enum sandbox_state sandbox_state(struct sandbox *);
+/*
+ * The same, at once: a provider that must ask another machine answers
+ * what it last knew and asks again in the background. For the status the
+ * server sends; sandbox_state where the answer decides what to do.
+ */
+enum sandbox_state sandbox_state_known(struct sandbox *);
 const char *sandbox_state_name(enum sandbox_state);
 
 int	 sandbox_start(struct sandbox *, char **cause);	/* no-op unless stopped */
