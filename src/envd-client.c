@@ -501,3 +501,65 @@ out:
 	cJSON_Delete(f.exit);
 	return code;
 }
+
+/* The command being drained: its stdout to a descriptor. */
+struct envd_drain {
+	int		 out;
+	int		 failed;	/* a write to out failed */
+	struct buf	*err;
+};
+
+int
+envd_exec_drain(int fd, cJSON *argv, int out, struct buf *err, char **cause)
+{
+	struct envd_drain	 d = { out, 0, err };
+	struct buf		 data;
+	cJSON			*req, *ev;
+	const char		*type;
+	int			 id = envd_next_id++, code = -1;
+
+	req = cJSON_CreateObject();
+	cJSON_AddNumberToObject(req, "id", id);
+	cJSON_AddStringToObject(req, "op", "exec");
+	cJSON_AddItemToObject(req, "argv", argv);
+	if (frame_write_fd(fd, req) != 0) {
+		cJSON_Delete(req);
+		*cause = xprintf("envd: write: %s", strerror(errno));
+		return -1;
+	}
+	cJSON_Delete(req);
+	buf_init(&data);
+	for (;;) {
+		if ((ev = envd_wait_id(fd, id, NULL, NULL, cause)) == NULL)
+			break;
+		type = json_str(ev, "event");
+		if (json_str(ev, "error") != NULL) {
+			*cause = xstrdup(json_str(ev, "error"));
+			cJSON_Delete(ev);
+			break;
+		}
+		if (type != NULL && strcmp(type, "stdout") == 0) {
+			buf_reset(&data);
+			if (envd_data_get(ev, &data) != 0 || (!d.failed &&
+			    file_write_all(d.out, data.data, data.len) != 0))
+				d.failed = 1;
+		} else if (type != NULL && strcmp(type, "stderr") == 0 &&
+		    d.err != NULL && d.err->len < 4096)
+			envd_data_get(ev, d.err);
+		else if (type != NULL && strcmp(type, "exit") == 0) {
+			if (json_num(ev, "signal", 0) > 0)
+				code = 128 + (int)json_num(ev, "signal", 0);
+			else
+				code = (int)json_num(ev, "code", 0);
+			cJSON_Delete(ev);
+			break;
+		}
+		cJSON_Delete(ev);
+	}
+	buf_release(&data);
+	if (code != -1 && d.failed) {
+		*cause = xprintf("writing its output: %s", strerror(errno));
+		code = -1;
+	}
+	return code;
+}

@@ -79,28 +79,24 @@ git_session_open(const char *name, int *unknown, char **cause)
 		    "not started from a repository)", name);
 		goto fail;
 	}
-	/*
-	 * The files of a sandbox on another provider are there, not in
-	 * workspace/ here (which holds only the repository as it was copied
-	 * in): say so rather than show a diff of that copy.
-	 */
-	if ((sb = sandbox_open(sid, &why)) == NULL)
-		free(why);	/* a record of its own is not needed here */
-	else if (strcmp(sandbox_provider_spec(sb), "local") != 0) {
-		*cause = xprintf("session '%s': its sandbox is on provider "
-		    "'%s'; commit, pr and the screen's diff read the files on "
-		    "this machine, and they are there (holt diff runs git in "
-		    "it)", name, sandbox_provider_spec(sb));
-		sandbox_free(sb);
-		goto fail;
-	}
-	sandbox_free(sb);
 	/* [repo ...] sections of holt.conf (git_token, github_api_url). */
 	if (gs->repo != NULL && *gs->repo != '\0')
 		config_select_repo(gs->repo);
 	sbx = paths_join(paths_sandboxes_dir(), sid);
 	gs->workspace = paths_join(sbx, "workspace");
 	free(sbx);
+	/*
+	 * The files of a sandbox on another provider are there: workspace/
+	 * here is made a copy of them first.
+	 */
+	if ((sb = sandbox_open(sid, &why)) == NULL)
+		free(why);	/* a record of its own is not needed here */
+	else if (strcmp(sandbox_provider_spec(sb), "local") != 0 &&
+	    sandbox_copy_out(sb, gs->workspace, cause) != 0) {
+		sandbox_free(sb);
+		goto fail;
+	}
+	sandbox_free(sb);
 	free(path);
 	return gs;
 fail:

@@ -226,8 +226,8 @@ struct git_session;
 /*
  * git-remote.c: holt diff of session name when its sandbox is on another
  * provider: git runs there, its text goes to f. 1 done, 0 the sandbox is
- * local (or the session not readable: git_session_open says why), -1
- * *cause.
+ * local or json is asked for (then git_session_open makes a copy here;
+ * it also says why when the session is not readable), -1 *cause.
  */
 int	 git_remote_diff(const char *name, int stat, int json, FILE *f,
 	     char **cause);

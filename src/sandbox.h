@@ -203,5 +203,17 @@ int	 envd_exec_simple(int fd, const char *cmd, int timeout_ms,
  */
 int	 envd_exec_feed(int fd, cJSON *argv, int in, struct buf *err,
 	     char **cause);
+/* The other way: argv's (taken) standard output written to out. */
+int	 envd_exec_drain(int fd, cJSON *argv, int out, struct buf *err,
+	     char **cause);
+/*
+ * sandbox-copy.c: /workspace of a sandbox elsewhere (a provider other
+ * than local) and its copy here, workspace/ in its directory. copy_in
+ * sends dir into it; copy_out makes dir what it has, extracted by tar in
+ * a bubblewrap jail where only dir is writable, as the sandbox's files
+ * are the agent's and trusted with nothing else here.
+ */
+int	 sandbox_copy_in(struct sandbox *, const char *dir, char **cause);
+int	 sandbox_copy_out(struct sandbox *, const char *dir, char **cause);
 
 #endif

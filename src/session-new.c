@@ -5,11 +5,8 @@
  * a session.json. Nothing is left half-made: on failure the sandbox and the
  * session directory are removed again.
  */
-#include <sys/wait.h>
-
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -91,54 +88,6 @@ derive_name(const char *repo)
 		}
 	}
 	return xstrdup(base);
-}
-
-/*
- * A sandbox on another machine gets the imported repository as the local
- * one would have it: a tar of the copy made here, fed to tar in it.
- */
-static int
-push_workspace(struct sandbox *sbx, const char *ws, char **cause)
-{
-	struct buf	 err = BUF_INIT;
-	cJSON		*argv;
-	int		 p[2], fd, code, status;
-	pid_t		 pid;
-	char		*why = NULL;
-
-	if ((fd = sandbox_connect(sbx, cause)) == -1)
-		return -1;
-	if (pipe2(p, O_CLOEXEC) != 0)
-		fatal("pipe2");
-	if ((pid = fork()) == -1)
-		fatal("fork");
-	if (pid == 0) {
-		dup2(p[1], STDOUT_FILENO);
-		execlp("tar", "tar", "-C", ws, "-cf", "-", ".", (char *)NULL);
-		_exit(127);
-	}
-	close(p[1]);
-	argv = cJSON_CreateArray();
-	cJSON_AddItemToArray(argv, cJSON_CreateString("tar"));
-	cJSON_AddItemToArray(argv, cJSON_CreateString("-xf"));
-	cJSON_AddItemToArray(argv, cJSON_CreateString("-"));
-	cJSON_AddItemToArray(argv, cJSON_CreateString("-C"));
-	cJSON_AddItemToArray(argv, cJSON_CreateString("/workspace"));
-	code = envd_exec_feed(fd, argv, p[0], &err, &why);
-	close(p[0]);
-	close(fd);
-	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
-		;
-	if (code != 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		*cause = xprintf("sandbox '%s': copying the repository into "
-		    "it: %s", sandbox_id(sbx), why != NULL ? why :
-		    code != 0 ? buf_str(&err) : "tar failed here");
-		free(why);
-		buf_release(&err);
-		return -1;
-	}
-	buf_release(&err);
-	return 0;
 }
 
 static void
@@ -338,8 +287,9 @@ session_create(const struct session_new *sn, char **cause)
 		/* Before the agent can touch the workspace: the PR's base. */
 		if (sn->branch == NULL)
 			branch = git_default_branch(is_url ? ws : repo_abs, is_url);
+		/* A sandbox elsewhere gets it too. */
 		if (strcmp(sandbox_provider_spec(sbx), "local") != 0 &&
-		    push_workspace(sbx, ws, cause) != 0)
+		    sandbox_copy_in(sbx, ws, cause) != 0)
 			goto fail;
 	}
 

@@ -102,9 +102,24 @@ test_expect_success BWRAP '--repo: the repository is copied into the E2B sandbox
 		--model script:repo.json --headless "read" >out4 &&
 	tail -n 1 out4 | grep "\"reason\":\"done\"" &&
 	holt diff -t withrepo >diff &&
-	test_line_count = 0 diff &&
-	test_must_fail holt diff -t withrepo --json 2>err &&
-	grep "provider .e2b." err
+	test_line_count = 0 diff
+'
+
+test_expect_success BWRAP 'diff --json and commit: a copy of the E2B sandbox'"'"'s files here' '
+	. ./e2b.env &&
+	sid=$(sed -n "s/.*\"sandbox\":[[:space:]]*\"\(sbx-[0-9a-f]*\)\".*/\1/p" \
+		"$HOLT_HOME/data/sessions/withrepo/session.json") &&
+	holt sandbox exec $sid -- sh -c "cd /workspace &&
+		sed -i \"s/a - b/a + b/\" calc.py && echo new >added.txt &&
+		ln -s /etc/passwd out-link" &&
+	holt diff -t withrepo --json >d.json &&
+	grep "added.txt" d.json && grep "calc.py" d.json &&
+	holt commit -t withrepo -m "add, not subtract" >out &&
+	ws=$HOLT_HOME/data/sandboxes/$sid/workspace &&
+	test "$(git -C "$ws" log -1 --format=%s)" = "add, not subtract" &&
+	test -L "$ws/out-link" &&
+	grep "a + b" "$ws/calc.py" &&
+	grep "a - b" proj/calc.py
 '
 
 test_expect_success BWRAP 'checkpoints in E2B: rewind puts the files back there' '
