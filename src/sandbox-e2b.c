@@ -98,8 +98,9 @@ static struct {
 } e2b_states[E2B_STATE_CACHED];
 static pthread_mutex_t	 e2b_states_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* 1 and *st if known, *fresh when younger than E2B_STATE_TTL_MS. */
 static int
-state_cached(struct sandbox *sb, enum sandbox_state *st)
+state_cached(struct sandbox *sb, enum sandbox_state *st, int *fresh)
 {
 	size_t	 i;
 	int	 found = 0;
@@ -107,8 +108,10 @@ state_cached(struct sandbox *sb, enum sandbox_state *st)
 	pthread_mutex_lock(&e2b_states_lock);
 	for (i = 0; i < E2B_STATE_CACHED && !found; i++) {
 		if (strcmp(e2b_states[i].id, sandbox_id(sb)) == 0 &&
-		    json_now_ms() - e2b_states[i].at_ms < E2B_STATE_TTL_MS) {
+		    e2b_states[i].at_ms != 0) {
 			*st = e2b_states[i].state;
+			*fresh = json_now_ms() - e2b_states[i].at_ms <
+			    E2B_STATE_TTL_MS;
 			found = 1;
 		}
 	}
@@ -339,8 +342,9 @@ e2b_state(struct sandbox *sb)
 	const char		*st;
 	int			 gone;
 	enum sandbox_state	 r = SANDBOX_STOPPED;
+	int			 fresh;
 
-	if (state_cached(sb, &r))
+	if (state_cached(sb, &r, &fresh) && fresh)
 		return r;
 	if (e2b_id(sb) == NULL || (c = e2b_client_for(sb, &cause)) == NULL) {
 		free(cause);
@@ -362,6 +366,49 @@ e2b_state(struct sandbox *sb)
 	e2b_client_free(c);
 	state_note(sb, r);
 	return r;
+}
+
+static void *
+state_ask(void *arg)
+{
+	struct sandbox	*sb;
+	char		*id = arg, *cause = NULL;
+
+	if ((sb = sandbox_open(id, &cause)) != NULL) {
+		e2b_state(sb);
+		sandbox_free(sb);
+	}
+	free(cause);
+	free(id);
+	return NULL;
+}
+
+/*
+ * For the server's frequent statuses: the last state E2B gave, at once,
+ * asked again in a thread when older than E2B_STATE_TTL_MS; the first
+ * time, asked now.
+ */
+static enum sandbox_state
+e2b_state_known(struct sandbox *sb)
+{
+	enum sandbox_state	 st;
+	int			 fresh;
+	pthread_t		 t;
+	pthread_attr_t		 attr;
+	char			*id;
+
+	if (!state_cached(sb, &st, &fresh))
+		return e2b_state(sb);
+	if (fresh)
+		return st;
+	state_note(sb, st);	/* one asking at a time: fresh meanwhile */
+	id = xstrdup(sandbox_id(sb));
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, state_ask, id) != 0)
+		free(id);
+	pthread_attr_destroy(&attr);
+	return st;
 }
 
 /* Resume it (connect), or say it is gone. */
@@ -566,6 +613,7 @@ const struct sandbox_provider sandbox_e2b_provider = {
 	.resume = e2b_resume,
 	.rm = e2b_kill,
 	.state = e2b_state,
+	.state_known = e2b_state_known,
 	.connect = e2b_connect,
 	.checkpoint = e2b_checkpoint,
 	.restore = e2b_restore,
