@@ -410,9 +410,6 @@ cmd_new_exec(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'S':
-			ch = 'n';	/* --steps is session_new_option's n */
-			/* FALLTHROUGH */
 		case 'h':
 			printf("usage: holt new [-d] [-s NAME] [--repo PATH|URL] "
 			    "[--branch B] [--depth N]\n                [--model M] "
@@ -428,6 +425,9 @@ cmd_new_exec(int argc, char **argv)
 			    "of session NAME start on TASK side by side\n(their "
 			    "names are printed).\n");
 			return EXIT_OK;
+		case 'S':
+			ch = 'n';	/* --steps is session_new_option's n */
+			/* FALLTHROUGH */
 		default:
 			if ((rc = session_new_option(&sn, ch, optarg, &cause)) == 1)
 				continue;

@@ -141,4 +141,14 @@ test_expect_success BWRAP 'a running server reads a changed holt.conf for the se
 	holt kill-session -t p1 && holt kill-session -t p2
 '
 
+test_expect_success BWRAP 'holt new --steps sets the step cap of the session' '
+	holt new -d -s capped --steps 7 --model script:hi.json "hi" >name &&
+	echo capped >expect &&
+	test_cmp expect name &&
+	test_wait_for 100 "holt ls | grep \"^capped .*finished .* 1/7 \"" &&
+	test_expect_code 2 holt new -d -s bad --steps 0 --model script:hi.json "hi" 2>err &&
+	grep "holt new: --steps .0.: a positive number" err &&
+	holt kill-session -t capped
+'
+
 test_done
