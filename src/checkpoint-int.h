@@ -110,6 +110,8 @@ int	 ckpt_obj_put_mem(struct checkpoint_store *, const void *, size_t,
 int	 ckpt_obj_put_fd(struct checkpoint_store *, int fd, char hash[65]);
 int	 ckpt_obj_flush(struct checkpoint_store *, uint64_t *added);
 void	 ckpt_obj_abort(struct checkpoint_store *);
+/* Sync the whole store and empty the journal (a copy shares objects). */
+int	 ckpt_journal_clear(struct checkpoint_store *);
 /* The names in a directory, sorted, without . and .. (NULL: errno). */
 char	**ckpt_names(int fd, size_t *n);
 long long ckpt_now_ns(void);

@@ -31,6 +31,8 @@
 
 #include "checkpoint-int.h"
 
+#define RESTORE_SYNC_MAX	64
+
 struct restore {
 	struct checkpoint_store	*st;
 	long			 stop_after;	/* test hook, 0: off */
@@ -39,7 +41,43 @@ struct restore {
 	uid_t			 uid;		/* owner of workspace/ */
 	gid_t			 gid;
 	char			*error;
+	int			 syncv[RESTORE_SYNC_MAX];	/* to sync */
+	size_t			 nsync;
+	int			 syncall;	/* more: one syncfs */
 };
+
+/*
+ * What a restore wrote is synced once, at its end, before the journal
+ * goes (restore_sync): not each file and directory as it is made, which
+ * cost a wait on the disk each. A crash before leaves the journal, and
+ * the restore is done again (it is idempotent): a file torn by the crash
+ * differs from the target and is written again.
+ */
+static void
+restore_keep(struct restore *r, int fd)
+{
+	if (r->nsync < RESTORE_SYNC_MAX && (r->syncv[r->nsync] = dup(fd)) != -1)
+		r->nsync++;
+	else
+		r->syncall = 1;
+}
+
+static int
+restore_sync(struct restore *r, int basefd)
+{
+	size_t	 i;
+	int	 rc = 0;
+
+	if (r->syncall && syncfs(basefd) != 0)
+		rc = -1;
+	for (i = 0; i < r->nsync; i++) {
+		if (rc == 0 && !r->syncall && fsync(r->syncv[i]) != 0)
+			rc = -1;
+		close(r->syncv[i]);
+	}
+	r->nsync = 0;
+	return rc;
+}
 
 /*
  * Run as root, entries get their owners back, relative to the owner of
@@ -184,12 +222,7 @@ restore_make(struct restore *r, int dirfd, const struct ckpt_entry *e)
 		ts[0].tv_sec = ts[1].tv_sec = (time_t)(e->mtime_ns / 1000000000);
 		ts[0].tv_nsec = ts[1].tv_nsec = (long)(e->mtime_ns % 1000000000);
 		futimens(fd, ts);
-		/* Durable before the rename makes it the file. */
-		if (fdatasync(fd) != 0) {
-			restore_fail(r, "sync", e->name);
-			close(fd);
-			return -1;
-		}
+		restore_keep(r, fd);
 		close(fd);
 		return 0;
 	case 'l':
@@ -343,10 +376,8 @@ restore_dir(struct restore *r, int fd, const char *cur, const char *tgt)
 	ckpt_tree_release(&t);
 	ckpt_tree_release(&c);
 	/* The names changed here are durable before the journal goes. */
-	if (rc == 0 && touched && fsync(fd) != 0) {
-		restore_fail(r, "sync", ".");
-		rc = -1;
-	}
+	if (rc == 0 && touched)
+		restore_keep(r, fd);
 	return rc;
 }
 
@@ -519,7 +550,15 @@ checkpoint_restore(struct checkpoint_store *st, long long id, const char *tag,
 	free(journal);
 	restore_init(&r, st);
 	if (restore_roots(&r, st->sbxfd, now.commit, target.commit) != 0) {
+		r.syncall = 1;	/* only closed */
+		restore_sync(&r, -1);
 		*cause = r.error != NULL ? r.error : xstrdup("restore failed");
+		return -1;
+	}
+	if (restore_sync(&r, st->sbxfd) != 0) {
+		*cause = xprintf("cannot sync the restored files: %s",
+		    strerror(errno));
+		free(r.error);
 		return -1;
 	}
 	return 0;
@@ -578,9 +617,14 @@ checkpoint_export(struct checkpoint_store *st, long long id,
 	restore_init(&r, st);
 	r.stop_after = 0;
 	rc = restore_roots(&r, fd, NULL, target.commit);
-	close(fd);
-	if (rc != 0)
+	if (rc != 0) {
+		r.syncall = 1;	/* only closed */
+		restore_sync(&r, -1);
 		*cause = r.error != NULL ? r.error : xstrdup("export failed");
+	} else if ((rc = restore_sync(&r, fd)) != 0)
+		*cause = xprintf("%s: cannot sync: %s", dst_sandbox_dir,
+		    strerror(errno));
+	close(fd);
 	return rc;
 }
 
@@ -593,6 +637,12 @@ checkpoint_store_clone(struct checkpoint_store *st, const char *dst_sandbox_dir,
 	int			 i, j, dfd;
 	static const char	 hex[] = "0123456789abcdef";
 
+	/* The copy has no journal of its own: its objects must be on disk. */
+	if (ckpt_journal_clear(st) != 0) {
+		*cause = xprintf("%s/checkpoints: %s", st->sbxdir,
+		    strerror(errno));
+		return -1;
+	}
 	if ((dst = checkpoint_store_open(dst_sandbox_dir, cause)) == NULL)
 		return -1;
 	/* Objects never change once made: links share them safely. */

@@ -274,11 +274,13 @@ journal_size(struct checkpoint_store *st)
 }
 
 /* All objects on disk for sure: the journal is no longer needed. */
-static int
-journal_clear(struct checkpoint_store *st)
+int
+ckpt_journal_clear(struct checkpoint_store *st)
 {
 	int	 fd, rc;
 
+	if (journal_size(st) == 0)
+		return 0;
 	if (syncfs(st->objfd) != 0 || (fd = journal_open(st)) == -1)
 		return -1;
 	rc = ftruncate(fd, 0);
@@ -349,7 +351,7 @@ ckpt_obj_flush(struct checkpoint_store *st, uint64_t *added)
 	if (many)
 		rc = syncfs(st->objfd);
 	else if (journal_size(st) > JOURNAL_MAX)
-		rc = journal_clear(st);
+		rc = ckpt_journal_clear(st);
 	return rc;
 fail:
 	saved = errno;
@@ -437,7 +439,7 @@ journal_replay(struct checkpoint_store *st)
 	}
 	free(data);
 	if (rc == 0)
-		rc = journal_clear(st);
+		rc = ckpt_journal_clear(st);
 	return rc;
 }
 
