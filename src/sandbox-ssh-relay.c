@@ -7,11 +7,12 @@
  * of a command and how far into each of its streams the caller has got.
  *
  * When ssh ends (the network dropped, the ControlMaster was killed), the
- * relay runs it again, for up to RELAY_RETRY_MS, and sends each open
- * request again: a running command as "attach" {pid, stdout_offset,
- * stderr_offset}, which envd answers with the output from there on (it
- * keeps a command's output for that), its "attached" reply swallowed;
- * anything else as it was. The caller sees one unbroken stream. A
+ * relay runs it again, for up to RELAY_RETRY_MS (unless the host's holt
+ * answers that it cannot connect: a sandbox stopped there), and sends
+ * each open request again: a running command as "attach" {pid,
+ * stdout_offset, stderr_offset}, which envd answers with the output from
+ * there on (it keeps a command's output for that), its "attached" reply
+ * swallowed; anything else as it was. The caller sees one unbroken stream. A
  * connection that never worked, or cannot be made again in time, ends
  * each open request with an error naming the host, then the socket.
  *
@@ -332,6 +333,12 @@ reconnect(struct relay *r)
 		give_up(r, "the forwarded connection was lost with ssh");
 	if (!r->ever)
 		give_up(r, down ? "cannot reach the host" : "the remote holt");
+	/*
+	 * ssh worked and the host's holt refused at once (the sandbox was
+	 * stopped there): that is an answer, not a dropped connection.
+	 */
+	if (!down && !r->live && now_ms() - r->spawned < 5000)
+		give_up(r, "the remote holt");
 	now = now_ms();
 	if (r->live || now - r->spawned > 5000) {
 		r->lost = now;

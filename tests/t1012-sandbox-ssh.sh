@@ -100,6 +100,21 @@ test_expect_success 'the ssh connection killed mid-command: output complete' '
 	seq 1 60 | sed "s/^/eline /" >expect && test_cmp expect err
 '
 
+sleep_far() {
+	holt sandbox exec far -- sleep 60 >/dev/null 2>stop.err
+	echo $? >stop.rc
+}
+
+test_expect_success 'stopped on the host mid-command: an error at once, not retries' '
+	{ sleep_far & } &&
+	test_wait_for 100 "remote_holt sandbox exec $(cat rid) -- pgrep -x sleep" &&
+	remote_holt sandbox stop "$(cat rid)" &&
+	test_wait_for 200 "test -s stop.rc" &&
+	test "$(cat stop.rc)" != 0 &&
+	grep "ssh:$SSH_HOST: the remote holt" stop.err &&
+	holt sandbox start far
+'
+
 test_expect_success 'forward relays a host port to a service on the host' '
 	holt sandbox exec far -- sh -c "mkdir -p /workspace/www &&
 		echo hello-from-far >/workspace/www/index.txt" &&
