@@ -305,6 +305,28 @@ http_perform(struct e2b_http *h, const char *server, char **cause)
 	return 0;
 }
 
+/* s with every secret in it replaced (a server may echo what it got). */
+static char *
+redact(char *s, const char *secret)
+{
+	struct buf	 b;
+	const char	*p = s, *q;
+	size_t		 n;
+
+	if (secret == NULL || (n = strlen(secret)) < 6 ||
+	    strstr(s, secret) == NULL)
+		return s;
+	buf_init(&b);
+	while ((q = strstr(p, secret)) != NULL) {
+		buf_add(&b, p, (size_t)(q - p));
+		buf_adds(&b, "[redacted]");
+		p = q + n;
+	}
+	buf_adds(&b, p);
+	free(s);
+	return buf_detach(&b, NULL);
+}
+
 /* The message of an error reply: {"message": ...} or its text. */
 static char *
 http_error(struct e2b_http *h, const char *hint, char **code)
@@ -360,7 +382,7 @@ api_call(struct e2b_client *c, const char *method, const char *path,
 		goto out;
 	*status = h.status;
 	if (h.status < 200 || h.status > 299) {
-		*cause = http_error(&h, "E2B_API_KEY", NULL);
+		*cause = redact(http_error(&h, "E2B_API_KEY", NULL), c->key);
 		goto out;
 	}
 	if (h.reply.len == 0)
@@ -617,7 +639,8 @@ e2b_envd_rpc(struct e2b_sbx *sbx, const char *method, const char *user,
 	if (envd_perform(sbx, &h, cause) != 0)
 		goto out;
 	if (h.status != 200) {
-		*cause = http_error(&h, "the sandbox's access token", code);
+		*cause = redact(http_error(&h, "the sandbox's access token",
+		    code), sbx->token);
 		goto out;
 	}
 	if ((j = cJSON_ParseWithLength(h.reply.data != NULL ? h.reply.data :
@@ -660,7 +683,8 @@ e2b_envd_stream(struct e2b_sbx *sbx, const char *method, const char *user,
 	if (envd_perform(sbx, &h, cause) != 0)
 		goto out;
 	if (h.status != 200) {
-		*cause = http_error(&h, "the sandbox's access token", NULL);
+		*cause = redact(http_error(&h, "the sandbox's access token",
+		    NULL), sbx->token);
 		goto out;
 	}
 	if (h.cb_ret != 0) {
@@ -706,7 +730,8 @@ e2b_envd_file_get(struct e2b_sbx *sbx, const char *path, size_t *lenp,
 		goto out;
 	if (h.status != 200) {
 		*gone = h.status == 404;
-		*cause = http_error(&h, "the sandbox's access token", NULL);
+		*cause = redact(http_error(&h, "the sandbox's access token",
+		    NULL), sbx->token);
 		goto out;
 	}
 	buf_addc(&h.reply, '\0');
@@ -743,7 +768,8 @@ e2b_envd_file_put(struct e2b_sbx *sbx, const char *path, const void *data,
 	if (envd_perform(sbx, &h, cause) != 0)
 		goto out;
 	if (h.status != 200 && h.status != 201 && h.status != 204) {
-		*cause = http_error(&h, "the sandbox's access token", NULL);
+		*cause = redact(http_error(&h, "the sandbox's access token",
+		    NULL), sbx->token);
 		goto out;
 	}
 	r = 0;

@@ -34,9 +34,11 @@ secret_init(void)
 	static const char *vars[] = {
 		"OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GITHUB_TOKEN",
 		"HOLT_GIT_TOKEN", "GH_TOKEN", "OPENROUTER_API_KEY",
+		"E2B_API_KEY",
 	};
 	static const char *keys[] = {
 		"openai_api_key", "anthropic_api_key", "git_token",
+		"e2b_api_key",
 	};
 	const char	*list;
 	char		*copy, *name, *save;

@@ -67,7 +67,13 @@ print([s[\"id\"] for s in json.load(sys.stdin) if s[\"provider\"] == \"e2b\"][0]
 test_expect_success BWRAP 'the key is not in the session'"'"'s log or the sandbox' '
 	. ./e2b.env &&
 	! grep -r -F "$E2B_API_KEY" "$HOLT_HOME/data" &&
-	! grep -F "$E2B_API_KEY" out
+	! grep -F "$E2B_API_KEY" out &&
+	echo "{ \"turns\": [ { \"text\": \"noted\", \"tool_calls\": [] } ] }" >say.json &&
+	holt run -s told --provider e2b --mode trust --model script:say.json \
+		--headless "the key is $E2B_API_KEY" >out5 &&
+	! grep -F "$E2B_API_KEY" out5 &&
+	grep "the key is \[redacted\]" out5 &&
+	! grep -r -F "$E2B_API_KEY" "$HOLT_HOME/data"
 '
 
 test_expect_success BWRAP 'paused at E2B, the next run resumes it; the files are there' '
