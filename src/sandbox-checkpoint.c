@@ -321,14 +321,24 @@ sandbox_fork(struct sandbox *src, long long at, const char *name,
 	struct sandbox_opts	 o;
 	struct fork_fill	 ff;
 
-	if (!sandbox_is_local(src, "fork", cause))
-		return NULL;
 	memset(&o, 0, sizeof o);
 	o.name = name;
 	o.net = src->net;
 	o.memory = src->memory;
 	o.pids = src->pids;
 	o.idle_pause_ms = sandbox_idle_pause(src);
+	o.forked_from = src->id;
+	if (src->prov != &sandbox_local_provider) {
+		/* Its provider copies it: on the same one, as it is. */
+		if (src->prov->checkpoint == NULL) {
+			sandbox_is_local(src, "fork", cause);
+			return NULL;
+		}
+		o.provider = src->provider;
+		o.fork_of = src;
+		o.fork_at = at;
+		return sandbox_create(&o, cause);
+	}
 	/* The root overlay is exported on top of the same image. */
 	if (strcmp(sandbox_image(src), "host") != 0)
 		o.image = sandbox_image(src);
@@ -336,6 +346,5 @@ sandbox_fork(struct sandbox *src, long long at, const char *name,
 	ff.at = at;
 	o.fill = sandbox_fork_fill;
 	o.fill_arg = &ff;
-	o.forked_from = src->id;
 	return sandbox_create(&o, cause);
 }

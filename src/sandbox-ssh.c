@@ -341,9 +341,15 @@ ssh_create(const char *dir, cJSON *meta, const struct sandbox_opts *o,
 		return -1;
 	}
 	free(path);
-	cmd = xprintf("sandbox create --net %s --memory %lld --pids %d "
-	    "--idle-pause %lldms", sandbox_net_name(o->net), o->memory,
-	    o->pids, o->idle_pause_ms);
+	if (o->fork_of != NULL && o->fork_at > 0)
+		cmd = xprintf("sandbox fork %s --at %lld", remote_id(o->fork_of),
+		    o->fork_at);
+	else if (o->fork_of != NULL)
+		cmd = xprintf("sandbox fork %s", remote_id(o->fork_of));
+	else
+		cmd = xprintf("sandbox create --net %s --memory %lld --pids %d "
+		    "--idle-pause %lldms", sandbox_net_name(o->net), o->memory,
+		    o->pids, o->idle_pause_ms);
 	rc = ssh_run(dest, cmd, &out, NULL, cause);
 	free(cmd);
 	if (rc != 0) {

@@ -42,6 +42,12 @@ struct sandbox_opts {
 	int		(*fill)(const char *dir, void *arg, char **cause);
 	void		*fill_arg;
 	const char	*forked_from;	/* recorded in meta.json */
+	/*
+	 * A fork on a provider that makes it itself (fill is the local
+	 * provider's way): of this sandbox, at this checkpoint (0: now).
+	 */
+	struct sandbox	*fork_of;
+	long long	 fork_at;
 	const char	*provider;	/* "ssh:host"...; NULL: holt.conf's */
 };
 

@@ -78,6 +78,18 @@ test_expect_success 'pause, resume, stop and start act on the host' '
 	holt sandbox exec far -- cat /workspace/blob | cmp blob -
 '
 
+test_expect_success 'fork copies it on the host, as a sandbox of the same provider' '
+	holt sandbox fork far --name far2 >id2 &&
+	meta2="$HOLT_HOME/data/sandboxes/$(cat id2)/meta.json" &&
+	grep "\"provider\":[[:space:]]*\"$P\"" "$meta2" &&
+	grep "\"forked_from\":[[:space:]]*\"$(cat id)\"" "$meta2" &&
+	! grep "\"remote_id\":[[:space:]]*\"$(cat rid)\"" "$meta2" &&
+	holt sandbox exec far2 -- cat /workspace/blob | cmp blob - &&
+	holt sandbox exec far2 -- rm /workspace/blob &&
+	holt sandbox exec far -- cat /workspace/blob | cmp blob - &&
+	holt sandbox rm far2
+'
+
 # 60 lines on each stream over 3 s, then exit 7; the status goes to rc.
 slow_lines() {
 	holt sandbox exec far -- sh -c 'i=0; while [ $i -lt 60 ]; do
