@@ -466,7 +466,7 @@ relay_main(struct relay *r)
 }
 
 /* Fork the relay, detached (its own session: a ^C is not for it). */
-static void
+static int
 relay_fork(int fd, const char *spec, char **argv)
 {
 	struct relay	 r;
@@ -474,11 +474,11 @@ relay_fork(int fd, const char *spec, char **argv)
 	int		 null, sig;
 
 	if ((pid = fork()) == -1)
-		fatal("fork");
+		return -1;
 	if (pid != 0) {
 		while (waitpid(pid, NULL, 0) == -1 && errno == EINTR)
 			;
-		return;
+		return 0;
 	}
 	if (fork() != 0)
 		_exit(0);
@@ -515,9 +515,17 @@ sandbox_ssh_relay(const char *id, const char *spec, char **argv, int mode,
 	cJSON	*hello, *reply = NULL;
 	char	*err = NULL;
 
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
-		fatal("socketpair");
-	relay_fork(sv[1], spec, argv);
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+		*cause = xprintf("sandbox '%s': socketpair: %s", id,
+		    strerror(errno));
+		return -1;
+	}
+	if (relay_fork(sv[1], spec, argv) != 0) {
+		*cause = xprintf("sandbox '%s': fork: %s", id, strerror(errno));
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
 	close(sv[1]);
 	/* One hello in every mode: a host that is down is said here. */
 	hello = sandbox_hello_new();

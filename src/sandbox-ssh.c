@@ -170,22 +170,44 @@ static int
 ssh_run(const char *dest, const char *remote, struct buf *out,
     int *unreachable, char **cause)
 {
-	char		**argv = sandbox_ssh_argv(dest, remote), buf[8192];
-	int		  po[2], pe[2], status, null, open_fds = 2;
+	char		**argv, buf[8192], *line;
+	int		  po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status = 0;
+	int		  null, open_fds = 2, ign;
 	struct buf	  err = BUF_INIT, dummy = BUF_INIT;
 	struct pollfd	  pfd[2];
+	struct sigaction  sa, old;
 	pid_t		  pid;
 	ssize_t		  n;
-	char		 *line;
 
 	if (unreachable != NULL)
 		*unreachable = 0;
 	if (out == NULL)
 		out = &dummy;
-	if (pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0)
-		fatal("pipe2");
-	if ((pid = fork()) == -1)
-		fatal("fork");
+	if (pipe2(po, O_CLOEXEC) != 0 || pipe2(pe, O_CLOEXEC) != 0) {
+		*cause = xprintf("ssh:%s: pipe: %s", dest, strerror(errno));
+		close(po[0]);
+		close(po[1]);
+		return -1;
+	}
+	/* Its status is needed: not reaped for us (forward ignores them). */
+	sigaction(SIGCHLD, NULL, &old);
+	if ((ign = old.sa_handler == SIG_IGN)) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = SIG_DFL;
+		sigaction(SIGCHLD, &sa, NULL);
+	}
+	argv = sandbox_ssh_argv(dest, remote);
+	if ((pid = fork()) == -1) {
+		*cause = xprintf("ssh:%s: fork: %s", dest, strerror(errno));
+		close(po[0]);
+		close(po[1]);
+		close(pe[0]);
+		close(pe[1]);
+		strv_free(argv);
+		if (ign)
+			sigaction(SIGCHLD, &old, NULL);
+		return -1;
+	}
 	if (pid == 0) {
 		null = open("/dev/null", O_RDONLY);
 		dup2(null, 0);
@@ -225,6 +247,8 @@ ssh_run(const char *dest, const char *remote, struct buf *out,
 	}
 	while (waitpid(pid, &status, 0) == -1 && errno == EINTR)
 		;
+	if (ign)
+		sigaction(SIGCHLD, &old, NULL);
 	strv_free(argv);
 	buf_release(&dummy);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
