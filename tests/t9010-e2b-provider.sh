@@ -80,6 +80,22 @@ test_expect_success BWRAP 'files: put and get, below /workspace, made by E2B' '
 	grep "No such file" err
 '
 
+test_expect_success BWRAP 'services: E2B processes left running, their log, restart, stop' '
+	. ./e2b.env &&
+	holt sandbox service box create web --port 8000 -- \
+		sh -c "echo serving in \$PWD; exec sleep 300" &&
+	holt sandbox service box ls >svc &&
+	grep "web" svc && grep "8000" svc &&
+	test_wait_for 100 "holt sandbox service box logs web | grep -q \"serving in /workspace\"" &&
+	holt sandbox service box restart web &&
+	test_wait_for 100 "test \$(holt sandbox service box logs web | grep -c serving) = 2" &&
+	holt sandbox service box stop web &&
+	holt sandbox service box ls >svc2 &&
+	! grep web svc2 &&
+	test_must_fail holt sandbox service box stop web 2>err &&
+	grep "not running" err
+'
+
 test_expect_success BWRAP 'pause and resume are E2B'"'"'s; a command wakes it' '
 	. ./e2b.env &&
 	holt sandbox pause box &&
