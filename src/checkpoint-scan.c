@@ -337,16 +337,14 @@ scan_count_gone(struct scan *sc, const struct ckpt_idir *o,
     const struct ckpt_idir *d)
 {
 	size_t	 i, j = 0;
-	int	 c;
 
 	for (i = 0; i < o->n; i++) {
-		while (j < d->n && (c = strcmp(d->e[j].name, o->e[i].name)) < 0)
+		while (j < d->n && strcmp(d->e[j].name, o->e[i].name) < 0)
 			j++;
 		if ((j == d->n || strcmp(d->e[j].name, o->e[i].name) != 0) &&
 		    o->e[i].type != 'd')
 			sc->changed++;
 	}
-	(void)c;
 }
 
 /* Its names, from the cache when the directory did not change since. */
