@@ -405,6 +405,19 @@ drain(struct relay *r, struct frame_decoder *dec, int client)
 	free(why);
 }
 
+/*
+ * The caller is gone: so are we. ssh sees the end of its input and ends
+ * the bridge there (which leaves running commands running); it is not
+ * waited for.
+ */
+static void __attribute__((noreturn))
+caller_gone(struct relay *r)
+{
+	if (r->rin != -1)
+		close(r->rin);
+	_exit(0);
+}
+
 static void __attribute__((noreturn))
 relay_main(struct relay *r)
 {
@@ -431,17 +444,12 @@ relay_main(struct relay *r)
 			_exit(1);
 		}
 		if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-			if (pump_in(r->cl, &r->cdec, &r->torem, r->raw) != 0) {
-				/* The caller is gone: so are we. */
-				ssh_end(r);
-				_exit(0);
-			}
+			if (pump_in(r->cl, &r->cdec, &r->torem, r->raw) != 0)
+				caller_gone(r);
 			drain(r, &r->cdec, 1);
 		}
-		if ((pfd[0].revents & POLLOUT) && pump_out(r->cl, &r->tocl) != 0) {
-			ssh_end(r);
-			_exit(0);
-		}
+		if ((pfd[0].revents & POLLOUT) && pump_out(r->cl, &r->tocl) != 0)
+			caller_gone(r);
 		if (pfd[3].revents & (POLLIN | POLLHUP)) {
 			char b[4096];
 			ssize_t n = read(r->rerr, b, sizeof b);
