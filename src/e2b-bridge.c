@@ -16,7 +16,7 @@
  * watch is WatchDir's stream, in a thread too, until unwatch or holt
  * leaves. What E2B has no equal of: attach re-joins from now on (E2B
  * keeps no past output), and forward and pause are refused by name;
- * services are E2B processes left running (op_service).
+ * services are E2B processes left running (e2b_bridge_service).
  */
 #include <sys/socket.h>
 
@@ -24,43 +24,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "e2b-client.h"
-#include "sandbox.h"
+#include "e2b-bridge.h"
 
-struct e2b_bridge {
-	int			 fd;
-	pthread_mutex_t		 lock;		/* fd writes, refs, used_ms */
-	int			 refs;
-	struct e2b_client	*client;
-	struct e2b_sbx		 sbx;
-	long			 timeout_s;
-	uint64_t		 used_ms;	/* the timeout last set then */
-#define BRIDGE_PTYS	16
-	long			 ptys[BRIDGE_PTYS];	/* pids on a terminal */
-#define BRIDGE_WATCHES	16
-	struct bridge_exec	*watches[BRIDGE_WATCHES];
-	int			 closed;	/* holt closed its end */
-};
-
-struct bridge_exec {
-	struct e2b_bridge	*br;
-	cJSON			*req;
-	double			 id;
-	long			 pid;
-	int			 pty;
-	uint64_t		 start_ms;
-	uint64_t		 deadline_ms;	/* 0: none */
-	int			 timed_out;
-	long long		 off_out, off_err, off_pty;
-	int			 exited;
-	int			 cancel;	/* a watch: unwatch came */
-};
-
-static void
-bridge_unref(struct e2b_bridge *br)
+void
+e2b_bridge_unref(struct e2b_bridge *br)
 {
 	int	 last;
 
@@ -77,8 +46,8 @@ bridge_unref(struct e2b_bridge *br)
 }
 
 /* One frame, whole; a closed peer is not an error here (commands go on). */
-static void
-bridge_send(struct e2b_bridge *br, cJSON *j)
+void
+e2b_bridge_send(struct e2b_bridge *br, cJSON *j)
 {
 	char	*data;
 	size_t	 len, done = 0;
@@ -99,8 +68,8 @@ bridge_send(struct e2b_bridge *br, cJSON *j)
 	free(data);
 }
 
-static cJSON *
-reply_new(double id)
+cJSON *
+e2b_bridge_reply(double id)
 {
 	cJSON	*j = cJSON_CreateObject();
 
@@ -108,23 +77,23 @@ reply_new(double id)
 	return j;
 }
 
-static void
-send_ok(struct e2b_bridge *br, double id, cJSON *j)
+void
+e2b_bridge_ok(struct e2b_bridge *br, double id, cJSON *j)
 {
 	if (j == NULL)
-		j = reply_new(id);
+		j = e2b_bridge_reply(id);
 	cJSON_AddBoolToObject(j, "ok", 1);
-	bridge_send(br, j);
+	e2b_bridge_send(br, j);
 	cJSON_Delete(j);
 }
 
-static void
-send_error(struct e2b_bridge *br, double id, const char *msg)
+void
+e2b_bridge_error(struct e2b_bridge *br, double id, const char *msg)
 {
-	cJSON	*j = reply_new(id);
+	cJSON	*j = e2b_bridge_reply(id);
 
 	cJSON_AddStringToObject(j, "error", msg);
-	bridge_send(br, j);
+	e2b_bridge_send(br, j);
 	cJSON_Delete(j);
 }
 
@@ -162,8 +131,8 @@ bridge_keep(struct e2b_bridge *br)
 }
 
 /* holt's paths are below /workspace when relative; E2B's below home. */
-static char *
-bridge_path(const cJSON *req, const char *key)
+char *
+e2b_bridge_path(const cJSON *req, const char *key)
 {
 	const char	*p = json_str(req, key);
 
@@ -175,8 +144,8 @@ bridge_path(const cJSON *req, const char *key)
 }
 
 /* E2B's Connect errors in holt-envd's words, the path quoted. */
-static char *
-fs_error(const char *what, const char *path, const char *code,
+char *
+e2b_bridge_fs_error(const char *what, const char *path, const char *code,
     const char *cause)
 {
 	if (code != NULL && strcmp(code, "not_found") == 0)
@@ -185,8 +154,8 @@ fs_error(const char *what, const char *path, const char *code,
 	return xprintf("%s '%s': %s", what, path, cause);
 }
 
-static cJSON *
-process_sel(long pid)
+cJSON *
+e2b_bridge_pid(long pid)
 {
 	cJSON	*j = cJSON_CreateObject();
 
@@ -266,13 +235,13 @@ exec_data(struct bridge_exec *ex, const cJSON *data)
 			continue;
 		buf_init(&b);
 		if (envd_b64_decode(b64, &b) == 0 && b.len > 0) {
-			j = reply_new(ex->id);
+			j = e2b_bridge_reply(ex->id);
 			cJSON_AddStringToObject(j, "event", streams[i]);
 			cJSON_AddNumberToObject(j, "pid", (double)ex->pid);
 			envd_data_set(j, b.data, b.len);
 			cJSON_AddNumberToObject(j, "offset", (double)*offs[i]);
 			*offs[i] += (long long)b.len;
-			bridge_send(ex->br, j);
+			e2b_bridge_send(ex->br, j);
 			cJSON_Delete(j);
 		}
 		buf_release(&b);
@@ -282,7 +251,7 @@ exec_data(struct bridge_exec *ex, const cJSON *data)
 static void
 exec_end(struct bridge_exec *ex, const cJSON *end)
 {
-	cJSON		*j = reply_new(ex->id);
+	cJSON		*j = e2b_bridge_reply(ex->id);
 	const char	*status = json_str(end, "status");
 	int		 sig = signal_number(status);
 
@@ -303,7 +272,7 @@ exec_end(struct bridge_exec *ex, const cJSON *end)
 	cJSON_AddBoolToObject(j, "timed_out", ex->timed_out);
 	cJSON_AddNumberToObject(j, "duration_ms",
 	    (double)(json_now_ms() - ex->start_ms));
-	bridge_send(ex->br, j);
+	e2b_bridge_send(ex->br, j);
 	cJSON_Delete(j);
 	ex->exited = 1;
 }
@@ -315,7 +284,7 @@ exec_timeout(struct bridge_exec *ex)
 	char	*cause = NULL;
 
 	ex->timed_out = 1;
-	req = process_sel(ex->pid);
+	req = e2b_bridge_pid(ex->pid);
 	cJSON_AddStringToObject(req, "signal", "SIGNAL_SIGKILL");
 	r = e2b_envd_rpc(&ex->br->sbx, "process.Process/SendSignal", NULL,
 	    req, NULL, &cause);
@@ -336,7 +305,7 @@ stdin_send(struct e2b_bridge *br, long pid, int pty, const void *data,
 	char	*b64;
 
 	if (len > 0) {
-		req = process_sel(pid);
+		req = e2b_bridge_pid(pid);
 		b64 = envd_b64_encode(data, len);
 		cJSON_AddStringToObject(cJSON_AddObjectToObject(req, "input"),
 		    pty ? "pty" : "stdin", b64);
@@ -350,7 +319,7 @@ stdin_send(struct e2b_bridge *br, long pid, int pty, const void *data,
 	}
 	if (!eof)
 		return 0;
-	req = process_sel(pid);
+	req = e2b_bridge_pid(pid);
 	r = e2b_envd_rpc(&br->sbx, "process.Process/CloseStdin", NULL, req,
 	    NULL, cause);
 	cJSON_Delete(req);
@@ -391,14 +360,14 @@ exec_msg(void *arg, const cJSON *msg)
 		if ((ex->pty = cJSON_IsObject(cJSON_GetObjectItem(ex->req,
 		    "pty"))))
 			pty_note(ex->br, ex->pid, 1);
-		j = reply_new(ex->id);
+		j = e2b_bridge_reply(ex->id);
 		if (strcmp(json_str(ex->req, "op"), "attach") == 0) {
 			cJSON_AddStringToObject(j, "event", "attached");
 			cJSON_AddBoolToObject(j, "running", 1);
 		} else
 			cJSON_AddStringToObject(j, "event", "started");
 		cJSON_AddNumberToObject(j, "pid", (double)ex->pid);
-		bridge_send(ex->br, j);
+		e2b_bridge_send(ex->br, j);
 		cJSON_Delete(j);
 		/* stdin as a string: fed, then closed. */
 		if ((x = cJSON_GetObjectItem(ex->req, "stdin")) != NULL &&
@@ -425,14 +394,14 @@ exec_start_req(struct e2b_bridge *br, const cJSON *req, char **cause)
 	args = cJSON_CreateArray();
 	if (json_str(req, "within") != NULL) {
 		/* The command gets it as stdin, and a directory as its cwd. */
-		within = bridge_path(req, "within");
+		within = e2b_bridge_path(req, "within");
 		st = cJSON_CreateObject();
 		cJSON_AddStringToObject(st, "path", within);
 		r = e2b_envd_rpc(&br->sbx, "filesystem.Filesystem/Stat", NULL,
 		    st, &code, cause);
 		cJSON_Delete(st);
 		if (r == NULL) {
-			char *m = fs_error("path", json_str(req, "within"), code,
+			char *m = e2b_bridge_fs_error("path", json_str(req, "within"), code,
 			    *cause);
 			free(*cause);
 			*cause = m;
@@ -441,7 +410,7 @@ exec_start_req(struct e2b_bridge *br, const cJSON *req, char **cause)
 		cwd = strcmp(json_str(cJSON_GetObjectItem(r, "entry"),
 		    "type") != NULL ? json_str(cJSON_GetObjectItem(r, "entry"),
 		    "type") : "", "FILE_TYPE_DIRECTORY") == 0 ?
-		    xstrdup(within) : bridge_path(req, "cwd");
+		    xstrdup(within) : e2b_bridge_path(req, "cwd");
 		cJSON_Delete(r);
 		cJSON_AddStringToObject(p, "cmd", "/bin/sh");
 		cJSON_AddItemToArray(args, cJSON_CreateString("-c"));
@@ -451,7 +420,7 @@ exec_start_req(struct e2b_bridge *br, const cJSON *req, char **cause)
 		cJSON_AddItemToArray(args, cJSON_CreateString(within));
 		first = 0;
 	} else
-		cwd = bridge_path(req, "cwd");
+		cwd = e2b_bridge_path(req, "cwd");
 	if (cJSON_IsArray(argv) && cJSON_GetArraySize(argv) > 0) {
 		cJSON_ArrayForEach(a, argv) {
 			if (!cJSON_IsString(a)) {
@@ -517,7 +486,7 @@ exec_thread(void *arg)
 
 	if (strcmp(op, "attach") == 0) {
 		ex->pid = (long)json_num(ex->req, "pid", 0);
-		s = process_sel(ex->pid);
+		s = e2b_bridge_pid(ex->pid);
 	} else if ((s = exec_start_req(br, ex->req, &cause)) == NULL)
 		goto fail;
 	if ((t = json_num(ex->req, "timeout_ms", 0)) > 0)
@@ -538,155 +507,14 @@ fail:
 		free(cause);
 		cause = xprintf("pid %ld: no such command", ex->pid);
 	}
-	send_error(br, ex->id, cause);
+	e2b_bridge_error(br, ex->id, cause);
 	free(cause);
 out:
 	cJSON_Delete(s);
 	cJSON_Delete(ex->req);
 	free(ex);
-	bridge_unref(br);
+	e2b_bridge_unref(br);
 	return NULL;
-}
-
-/* ---- watch: filesystem.Filesystem/WatchDir ---- */
-
-static int
-watch_ended(struct bridge_exec *ex)
-{
-	int	 ended;
-
-	pthread_mutex_lock(&ex->br->lock);
-	ended = ex->cancel || ex->br->closed;
-	pthread_mutex_unlock(&ex->br->lock);
-	return ended;
-}
-
-static int
-watch_msg(void *arg, const cJSON *msg)
-{
-	static const char *const kinds[][2] = {
-		{ "EVENT_TYPE_CREATE", "create" }, { "EVENT_TYPE_WRITE", "modify" },
-		{ "EVENT_TYPE_REMOVE", "delete" },
-		{ "EVENT_TYPE_RENAME", "move_from" },
-		{ "EVENT_TYPE_CHMOD", "attrib" },
-	};
-	struct bridge_exec	*ex = arg;
-	const cJSON		*fs;
-	const char		*type, *name, *et;
-	cJSON			*j;
-	char			*path;
-	size_t			 i;
-
-	if (watch_ended(ex))
-		return 1;
-	if (msg == NULL)
-		return 0;
-	/* WatchDirResponse's oneof is at its top: {"start": {}}. */
-	if (cJSON_GetObjectItem(msg, "start") != NULL && !ex->exited) {
-		ex->exited = 1;		/* here: the reply is sent */
-		send_ok(ex->br, ex->id, NULL);
-		return 0;
-	}
-	if ((fs = cJSON_GetObjectItem(msg, "filesystem")) == NULL ||
-	    (name = json_str(fs, "name")) == NULL ||
-	    (type = json_str(fs, "type")) == NULL)
-		return 0;
-	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
-		if (strcmp(type, kinds[i][0]) != 0)
-			continue;
-		path = *name == '/' ? xstrdup(name) : xprintf("%s/%s",
-		    json_str(ex->req, "path"), name);
-		et = json_str(cJSON_GetObjectItem(fs, "entry"), "type");
-		j = reply_new(ex->id);
-		cJSON_AddStringToObject(j, "event", "change");
-		cJSON_AddStringToObject(j, "path", path);
-		cJSON_AddStringToObject(j, "kind", kinds[i][1]);
-		cJSON_AddBoolToObject(j, "dir", et != NULL &&
-		    strcmp(et, "FILE_TYPE_DIRECTORY") == 0);
-		bridge_send(ex->br, j);
-		cJSON_Delete(j);
-		free(path);
-	}
-	return 0;
-}
-
-static void *
-watch_thread(void *arg)
-{
-	struct bridge_exec	*ex = arg;
-	struct e2b_bridge	*br = ex->br;
-	cJSON			*q = cJSON_CreateObject();
-	char			*cause = NULL, *path;
-	size_t			 i;
-
-	path = bridge_path(ex->req, "path");
-	cJSON_DeleteItemFromObject(ex->req, "path");
-	cJSON_AddStringToObject(ex->req, "path", path);
-	cJSON_AddStringToObject(q, "path", path);
-	cJSON_AddBoolToObject(q, "recursive", json_bool(ex->req, "recursive",
-	    1));
-	cJSON_AddBoolToObject(q, "includeEntry", 1);
-	free(path);
-	if (e2b_envd_stream(&br->sbx, "filesystem.Filesystem/WatchDir", NULL,
-	    q, watch_msg, ex, &cause) == -1 && !ex->exited) {
-		path = fs_error("path", json_str(ex->req, "path"),
-		    strstr(cause, "not_found") != NULL ? "not_found" : NULL,
-		    cause);
-		send_error(br, ex->id, path);
-		free(path);
-	}
-	free(cause);
-	cJSON_Delete(q);
-	pthread_mutex_lock(&br->lock);
-	for (i = 0; i < BRIDGE_WATCHES; i++) {
-		if (br->watches[i] == ex)
-			br->watches[i] = NULL;
-	}
-	pthread_mutex_unlock(&br->lock);
-	cJSON_Delete(ex->req);
-	free(ex);
-	bridge_unref(br);
-	return NULL;
-}
-
-/* Make it known to unwatch, or -1 when there are too many. */
-static int
-watch_register(struct e2b_bridge *br, struct bridge_exec *ex)
-{
-	size_t	 i;
-	int	 r = -1;
-
-	pthread_mutex_lock(&br->lock);
-	for (i = 0; i < BRIDGE_WATCHES && r == -1; i++) {
-		if (br->watches[i] == NULL) {
-			br->watches[i] = ex;
-			r = 0;
-		}
-	}
-	pthread_mutex_unlock(&br->lock);
-	return r;
-}
-
-static int
-op_unwatch(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
-    char **cause)
-{
-	double	 id = json_num(req, "watch", -1);
-	size_t	 i;
-	int	 found = 0;
-
-	(void)reply;
-	pthread_mutex_lock(&br->lock);
-	for (i = 0; i < BRIDGE_WATCHES; i++) {
-		if (br->watches[i] != NULL && br->watches[i]->id == id) {
-			br->watches[i]->cancel = 1;
-			found = 1;
-		}
-	}
-	pthread_mutex_unlock(&br->lock);
-	if (!found)
-		*cause = xprintf("unwatch: no watch %.0f", id);
-	return found ? 0 : -1;
 }
 
 static void
@@ -705,16 +533,16 @@ bridge_exec(struct e2b_bridge *br, cJSON *req, double id)
 	br->refs++;
 	pthread_mutex_unlock(&br->lock);
 	watch = strcmp(json_str(req, "op"), "watch") == 0;
-	if (watch && watch_register(br, ex) != 0) {
-		send_error(br, id, "watch: too many watches on one connection");
+	if (watch && e2b_bridge_watch_register(br, ex) != 0) {
+		e2b_bridge_error(br, id, "watch: too many watches on one connection");
 		cJSON_Delete(req);
 		free(ex);
-		bridge_unref(br);
+		e2b_bridge_unref(br);
 		return;
 	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, watch ? watch_thread : exec_thread,
+	if (pthread_create(&t, &attr, watch ? e2b_bridge_watch_thread : exec_thread,
 	    ex) != 0) {
 		/* Not started: nothing else has seen ex yet but unwatch. */
 		pthread_mutex_lock(&br->lock);
@@ -723,10 +551,10 @@ bridge_exec(struct e2b_bridge *br, cJSON *req, double id)
 				br->watches[watch] = NULL;
 		}
 		pthread_mutex_unlock(&br->lock);
-		send_error(br, id, "cannot start a thread");
+		e2b_bridge_error(br, id, "cannot start a thread");
 		cJSON_Delete(req);
 		free(ex);
-		bridge_unref(br);
+		e2b_bridge_unref(br);
 	}
 	pthread_attr_destroy(&attr);
 }
@@ -769,7 +597,7 @@ op_signal(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
 	kill = (cJSON_IsNumber(s) && s->valueint == 9) || (cJSON_IsString(s) &&
 	    (strcmp(s->valuestring, "KILL") == 0 ||
 	    strcmp(s->valuestring, "SIGKILL") == 0));
-	sel = process_sel((long)json_num(req, "pid", 0));
+	sel = e2b_bridge_pid((long)json_num(req, "pid", 0));
 	cJSON_AddStringToObject(sel, "signal", kill ? "SIGNAL_SIGKILL" :
 	    "SIGNAL_SIGTERM");
 	r = e2b_envd_rpc(&br->sbx, "process.Process/SendSignal", NULL, sel,
@@ -786,7 +614,7 @@ op_resize(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
 	cJSON	*sel, *sz, *r;
 
 	(void)reply;
-	sel = process_sel((long)json_num(req, "pid", 0));
+	sel = e2b_bridge_pid((long)json_num(req, "pid", 0));
 	sz = cJSON_AddObjectToObject(cJSON_AddObjectToObject(sel, "pty"),
 	    "size");
 	cJSON_AddNumberToObject(sz, "cols", json_num(req, "cols", 80));
@@ -823,569 +651,6 @@ op_ps(struct e2b_bridge *br, const cJSON *req, cJSON **reply, char **cause)
 	return 0;
 }
 
-/* ---- files ---- */
-
-/* proto3 JSON: an int64 is a string, other numbers numbers. */
-static double
-pb_num(const cJSON *o, const char *key)
-{
-	const cJSON	*v = cJSON_GetObjectItem(o, key);
-
-	if (cJSON_IsNumber(v))
-		return v->valuedouble;
-	if (cJSON_IsString(v))
-		return strtod(v->valuestring, NULL);
-	return 0;
-}
-
-/* A google.protobuf.Timestamp ("2026-12-02T02:14:13.123Z") in ms. */
-static double
-pb_time_ms(const char *s)
-{
-	struct tm	 tm;
-	const char	*p;
-	double		 frac = 0;
-
-	memset(&tm, 0, sizeof tm);
-	if (s == NULL || (p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm)) == NULL)
-		return 0;
-	if (*p == '.')
-		frac = strtod(p, NULL);
-	return ((double)timegm(&tm) + frac) * 1000;
-}
-
-static const char *
-entry_type(const cJSON *e)
-{
-	const char	*t = json_str(e, "type"), *link;
-
-	/* Older envds give symlinkTarget, newer ones isSymlink or a type. */
-	if (((link = json_str(e, "symlinkTarget")) != NULL && *link != '\0') ||
-	    json_bool(e, "isSymlink", 0))
-		return "symlink";
-	if (t == NULL)
-		return "other";
-	if (strcmp(t, "FILE_TYPE_SYMLINK") == 0)
-		return "symlink";
-	if (strcmp(t, "FILE_TYPE_FILE") == 0)
-		return "file";
-	if (strcmp(t, "FILE_TYPE_DIRECTORY") == 0)
-		return "dir";
-	return "other";
-}
-
-/* An E2B EntryInfo as holt-envd's stat/list fields. */
-static void
-entry_fields(cJSON *to, const cJSON *e)
-{
-	cJSON_AddStringToObject(to, "type", entry_type(e));
-	cJSON_AddNumberToObject(to, "size", pb_num(e, "size"));
-	cJSON_AddNumberToObject(to, "mode", (double)((long)pb_num(e, "mode") &
-	    07777));
-	cJSON_AddNumberToObject(to, "mtime_ms",
-	    pb_time_ms(json_str(e, "modifiedTime")));
-}
-
-/* A filesystem.Filesystem call on path; its reply, or NULL and *cause. */
-static cJSON *
-fs_call(struct e2b_bridge *br, const char *method, cJSON *q,
-    const char *what, const char *shown, char **cause)
-{
-	cJSON	*r;
-	char	*code = NULL, *m;
-
-	r = e2b_envd_rpc(&br->sbx, method, NULL, q, &code, cause);
-	cJSON_Delete(q);
-	if (r == NULL) {
-		m = fs_error(what, shown, code, *cause);
-		free(*cause);
-		*cause = m;
-	}
-	free(code);
-	return r;
-}
-
-static cJSON *
-fs_path_req(const char *path)
-{
-	cJSON	*q = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(q, "path", path);
-	return q;
-}
-
-static int
-op_stat(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
-    char **cause)
-{
-	char		*path = bridge_path(req, "path");
-	cJSON		*r;
-	const cJSON	*e;
-
-	r = fs_call(br, "filesystem.Filesystem/Stat", fs_path_req(path),
-	    "path", json_str(req, "path") != NULL ? json_str(req, "path") : "",
-	    cause);
-	free(path);
-	if (r == NULL)
-		return -1;
-	e = cJSON_GetObjectItem(r, "entry");
-	entry_fields(*reply, e);
-	if (json_str(e, "symlinkTarget") != NULL)
-		cJSON_AddStringToObject(*reply, "target",
-		    json_str(e, "symlinkTarget"));
-	cJSON_Delete(r);
-	return 0;
-}
-
-static int
-op_list(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
-    char **cause)
-{
-	char		*path = bridge_path(req, "path");
-	cJSON		*q = fs_path_req(path), *r, *arr, *o;
-	const cJSON	*e;
-	const char	*p;
-	size_t		 n = strlen(path);
-
-	cJSON_AddNumberToObject(q, "depth", json_num(req, "depth", 1));
-	r = fs_call(br, "filesystem.Filesystem/ListDir", q, "path",
-	    json_str(req, "path") != NULL ? json_str(req, "path") : ".",
-	    cause);
-	if (r == NULL) {
-		free(path);
-		return -1;
-	}
-	arr = cJSON_AddArrayToObject(*reply, "entries");
-	cJSON_ArrayForEach(e, cJSON_GetObjectItem(r, "entries")) {
-		if ((p = json_str(e, "path")) == NULL)
-			continue;
-		if (strncmp(p, path, n) == 0 && p[n] == '/')
-			p += n + 1;
-		else if (strcmp(path, "/") == 0 && *p == '/')
-			p++;
-		o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "path", p);
-		entry_fields(o, e);
-		cJSON_AddItemToArray(arr, o);
-	}
-	cJSON_Delete(r);
-	free(path);
-	return 0;
-}
-
-static char *
-file_get(struct e2b_bridge *br, const char *path, const char *shown,
-    size_t *lenp, char **cause)
-{
-	char	*data, *m;
-	int	 gone;
-
-	if ((data = e2b_envd_file_get(&br->sbx, path, lenp, &gone, cause))
-	    == NULL) {
-		m = fs_error("path", shown, gone ? "not_found" : NULL, *cause);
-		free(*cause);
-		*cause = m;
-	}
-	return data;
-}
-
-static int
-op_read(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
-    char **cause)
-{
-	char		*path = bridge_path(req, "path"), *data;
-	size_t		 len, off, n;
-	double		 o = json_num(req, "offset", 0);
-	double		 l = json_num(req, "length", ENVD_READ_MAX);
-
-	data = file_get(br, path, json_str(req, "path") != NULL ?
-	    json_str(req, "path") : "", &len, cause);
-	free(path);
-	if (data == NULL)
-		return -1;
-	off = o > 0 ? (o < (double)len ? (size_t)o : len) : 0;
-	n = l > 0 && l < ENVD_READ_MAX ? (size_t)l : ENVD_READ_MAX;
-	if (n > len - off)
-		n = len - off;
-	envd_data_set(*reply, data + off, n);
-	cJSON_AddNumberToObject(*reply, "size", (double)len);
-	cJSON_AddBoolToObject(*reply, "eof", off + n == len);
-	free(data);
-	return 0;
-}
-
-/* write: E2B's upload replaces the file and makes its parents. */
-static int
-op_write(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
-    char **cause)
-{
-	char		*path = bridge_path(req, "path"), *old = NULL, *dir;
-	const char	*shown = json_str(req, "path") != NULL ?
-			    json_str(req, "path") : "";
-	struct buf	 b;
-	size_t		 oldlen = 0;
-	int		 r = -1, gone;
-	cJSON		*st;
-
-	buf_init(&b);
-	if (envd_data_get(req, &b) != 0) {
-		*cause = xstrdup("write: bad base64");
-		goto out;
-	}
-	if (!json_bool(req, "parents", 1) && strrchr(path, '/') != path) {
-		dir = xstrndup(path, (size_t)(strrchr(path, '/') - path));
-		st = fs_call(br, "filesystem.Filesystem/Stat", fs_path_req(dir),
-		    "path", shown, cause);
-		free(dir);
-		if (st == NULL)
-			goto out;
-		cJSON_Delete(st);
-	}
-	if (json_bool(req, "append", 0)) {
-		old = e2b_envd_file_get(&br->sbx, path, &oldlen, &gone, cause);
-		if (old == NULL && !gone)
-			goto out;
-		free(*cause);
-		*cause = NULL;
-		if (old != NULL) {
-			struct buf	 all;
-
-			buf_init(&all);
-			buf_add(&all, old, oldlen);
-			buf_add(&all, b.data, b.len);
-			buf_release(&b);
-			b = all;
-		}
-	}
-	if (e2b_envd_file_put(&br->sbx, path, b.data != NULL ? b.data : "",
-	    b.len, cause) != 0) {
-		char *m = fs_error("path", shown, NULL, *cause);
-
-		free(*cause);
-		*cause = m;
-		goto out;
-	}
-	cJSON_AddNumberToObject(*reply, "size", (double)b.len);
-	r = 0;
-out:
-	free(old);
-	free(path);
-	buf_release(&b);
-	return r;
-}
-
-static int
-op_remove(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
-    char **cause)
-{
-	char		*path = bridge_path(req, "path");
-	const char	*shown = json_str(req, "path") != NULL ?
-			    json_str(req, "path") : "";
-	cJSON		*r, *q;
-	int		 rc = -1;
-
-	(void)reply;
-	/* E2B removes a tree whole: without "recursive", only an empty one. */
-	if (!json_bool(req, "recursive", 0)) {
-		q = fs_path_req(path);
-		cJSON_AddNumberToObject(q, "depth", 1);
-		r = e2b_envd_rpc(&br->sbx, "filesystem.Filesystem/ListDir",
-		    NULL, q, NULL, cause);
-		cJSON_Delete(q);
-		free(*cause);
-		*cause = NULL;
-		if (r != NULL && cJSON_GetArraySize(cJSON_GetObjectItem(r,
-		    "entries")) > 0) {
-			cJSON_Delete(r);
-			*cause = xprintf("path '%s': Directory not empty",
-			    shown);
-			goto out;
-		}
-		cJSON_Delete(r);
-	}
-	if ((r = fs_call(br, "filesystem.Filesystem/Remove", fs_path_req(path),
-	    "path", shown, cause)) == NULL)
-		goto out;
-	cJSON_Delete(r);
-	rc = 0;
-out:
-	free(path);
-	return rc;
-}
-
-static int
-op_move(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
-    char **cause)
-{
-	char	*from = bridge_path(req, "from"), *to = bridge_path(req, "to");
-	cJSON	*q = cJSON_CreateObject(), *r;
-
-	(void)reply;
-	cJSON_AddStringToObject(q, "source", from);
-	cJSON_AddStringToObject(q, "destination", to);
-	r = fs_call(br, "filesystem.Filesystem/Move", q, "path",
-	    json_str(req, "from") != NULL ? json_str(req, "from") : "", cause);
-	free(from);
-	free(to);
-	cJSON_Delete(r);
-	return r != NULL ? 0 : -1;
-}
-
-/*
- * ---- services ----
- * E2B supervises nothing: a service is a process started with the tag
- * "holt-service:NAME:PORT", its output appended to a log under /tmp, left
- * running when its stream is let go (E2B keeps a process whose client
- * went). ls is E2B's process list; one that ended is gone from it, and is
- * not started again.
- */
-#define SVC_TAG		"holt-service:"
-#define SVC_LOGS	"/tmp/holt-services"
-
-static int
-svc_name_ok(const char *s)
-{
-	static const char	 ok[] = "abcdefghijklmnopqrstuvwxyz"
-				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.";
-
-	return s != NULL && *s != '\0' && *s != '.' && strlen(s) <= 64 &&
-	    s[strspn(s, ok)] == '\0';
-}
-
-/* The process of service name in List's reply, or NULL; its port. */
-static const cJSON *
-svc_find(const cJSON *list, const char *name, long *port)
-{
-	const cJSON	*p;
-	const char	*tag;
-	size_t		 n = strlen(SVC_TAG), len = strlen(name);
-
-	cJSON_ArrayForEach(p, cJSON_GetObjectItem(list, "processes")) {
-		if ((tag = json_str(p, "tag")) == NULL ||
-		    strncmp(tag, SVC_TAG, n) != 0 ||
-		    strncmp(tag + n, name, len) != 0 || tag[n + len] != ':')
-			continue;
-		if (port != NULL)
-			*port = atol(tag + n + len + 1);
-		return p;
-	}
-	return NULL;
-}
-
-static cJSON *
-svc_list(struct e2b_bridge *br, char **cause)
-{
-	cJSON	*q = cJSON_CreateObject(), *r;
-
-	r = e2b_envd_rpc(&br->sbx, "process.Process/List", NULL, q, NULL,
-	    cause);
-	cJSON_Delete(q);
-	return r;
-}
-
-/* The command a service runs (the last argument of its wrapper). */
-static const char *
-svc_cmd(const cJSON *p)
-{
-	const cJSON	*args = cJSON_GetObjectItem(cJSON_GetObjectItem(p,
-			    "config"), "args");
-	int		 n = cJSON_GetArraySize(args);
-
-	return n > 0 && cJSON_IsString(cJSON_GetArrayItem(args, n - 1)) ?
-	    cJSON_GetArrayItem(args, n - 1)->valuestring : "";
-}
-
-static int
-svc_started(void *arg, const cJSON *msg)
-{
-	long	*pid = arg;
-	const cJSON *st;
-
-	if (msg == NULL)
-		return 0;
-	st = cJSON_GetObjectItem(cJSON_GetObjectItem(msg, "event"), "start");
-	if (st == NULL)
-		return 0;
-	*pid = (long)json_num(st, "pid", 0);
-	return 1;	/* let the stream go: the process runs on */
-}
-
-static int
-svc_start(struct e2b_bridge *br, const char *name, const char *cmd,
-    long port, long *pid, char **cause)
-{
-	cJSON	*q = cJSON_CreateObject(), *p, *args;
-	char	*script, *tag;
-	int	 r;
-
-	script = xprintf("mkdir -p " SVC_LOGS " && exec /bin/sh -c \"$1\" "
-	    ">>" SVC_LOGS "/%s.log 2>&1", name);
-	tag = xprintf(SVC_TAG "%s:%ld", name, port);
-	p = cJSON_AddObjectToObject(q, "process");
-	cJSON_AddStringToObject(p, "cmd", "/bin/sh");
-	args = cJSON_AddArrayToObject(p, "args");
-	cJSON_AddItemToArray(args, cJSON_CreateString("-c"));
-	cJSON_AddItemToArray(args, cJSON_CreateString(script));
-	cJSON_AddItemToArray(args, cJSON_CreateString("holt-service"));
-	cJSON_AddItemToArray(args, cJSON_CreateString(cmd));
-	cJSON_AddStringToObject(p, "cwd", "/workspace");
-	cJSON_AddStringToObject(q, "tag", tag);
-	*pid = 0;
-	r = e2b_envd_stream(&br->sbx, "process.Process/Start", NULL, q,
-	    svc_started, pid, cause);
-	free(script);
-	free(tag);
-	cJSON_Delete(q);
-	if (r == 1)
-		return 0;
-	if (r == 0)
-		*cause = xprintf("service '%s': ended at once", name);
-	return -1;
-}
-
-static int
-svc_kill(struct e2b_bridge *br, const cJSON *p, char **cause)
-{
-	cJSON	*q = process_sel((long)json_num(p, "pid", 0)), *r;
-
-	cJSON_AddStringToObject(q, "signal", "SIGNAL_SIGKILL");
-	r = e2b_envd_rpc(&br->sbx, "process.Process/SendSignal", NULL, q,
-	    NULL, cause);
-	cJSON_Delete(q);
-	cJSON_Delete(r);
-	return r != NULL ? 0 : -1;
-}
-
-/* cmd, or argv quoted for sh. */
-static char *
-svc_req_cmd(const cJSON *req)
-{
-	const cJSON	*a;
-	struct buf	 b = BUF_INIT;
-	const char	*s;
-
-	if (json_str(req, "cmd") != NULL)
-		return xstrdup(json_str(req, "cmd"));
-	cJSON_ArrayForEach(a, cJSON_GetObjectItem(req, "argv")) {
-		if (!cJSON_IsString(a))
-			continue;
-		buf_adds(&b, b.len > 0 ? " '" : "'");
-		for (s = a->valuestring; *s != '\0'; s++) {
-			if (*s == '\'')
-				buf_adds(&b, "'\\''");
-			else
-				buf_addc(&b, *s);
-		}
-		buf_addc(&b, '\'');
-	}
-	return b.len > 0 ? buf_detach(&b, NULL) : NULL;
-}
-
-static int
-svc_logs(struct e2b_bridge *br, const char *name, long lines, cJSON *reply,
-    char **cause)
-{
-	char	*path = xprintf(SVC_LOGS "/%s.log", name), *data, *p;
-	size_t	 len;
-	int	 gone;
-
-	data = e2b_envd_file_get(&br->sbx, path, &len, &gone, cause);
-	free(path);
-	if (data == NULL && !gone)
-		return -1;
-	if (data == NULL) {
-		free(*cause);
-		*cause = NULL;
-		data = xstrdup("");
-		len = 0;
-	}
-	p = data + len;
-	if (p > data && p[-1] == '\n')
-		p--;
-	while (p > data && lines > 0) {
-		if (*--p == '\n' && --lines == 0)
-			p++;
-	}
-	envd_data_set(reply, p, len - (size_t)(p - data));
-	free(data);
-	return 0;
-}
-
-static int
-op_service(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
-    char **cause)
-{
-	const char	*act = json_str(req, "action");
-	const char	*name = json_str(req, "name");
-	const cJSON	*p, *e;
-	cJSON		*list, *arr, *o;
-	char		*cmd = NULL;
-	long		 port = (long)json_num(req, "port", 0), pid;
-	int		 r = -1;
-
-	if (act == NULL)
-		act = "";
-	if (strcmp(act, "ls") != 0 && !svc_name_ok(name)) {
-		*cause = xstrdup("service: a name of letters, digits, '-', "
-		    "'_' and '.' is required");
-		return -1;
-	}
-	if (strcmp(act, "logs") == 0)
-		return svc_logs(br, name, (long)json_num(req, "lines", 100),
-		    *reply, cause);
-	if ((list = svc_list(br, cause)) == NULL)
-		return -1;
-	p = strcmp(act, "ls") == 0 ? NULL : svc_find(list, name, NULL);
-	if (strcmp(act, "ls") == 0) {
-		arr = cJSON_AddArrayToObject(*reply, "services");
-		cJSON_ArrayForEach(e, cJSON_GetObjectItem(list, "processes")) {
-			name = json_str(e, "tag");
-			if (name == NULL || strncmp(name, SVC_TAG,
-			    strlen(SVC_TAG)) != 0)
-				continue;
-			o = cJSON_CreateObject();
-			cmd = xstrndup(name + strlen(SVC_TAG),
-			    strcspn(name + strlen(SVC_TAG), ":"));
-			svc_find(list, cmd, &port);
-			cJSON_AddStringToObject(o, "name", cmd);
-			free(cmd);
-			cmd = NULL;
-			cJSON_AddStringToObject(o, "cmd", svc_cmd(e));
-			cJSON_AddNumberToObject(o, "port", (double)port);
-			cJSON_AddStringToObject(o, "state", "running");
-			cJSON_AddNumberToObject(o, "pid", json_num(e, "pid", 0));
-			cJSON_AddNumberToObject(o, "restarts", 0);
-			cJSON_AddItemToArray(arr, o);
-		}
-		r = 0;
-	} else if (strcmp(act, "create") == 0 || strcmp(act, "restart") == 0) {
-		if (strcmp(act, "create") == 0)
-			cmd = svc_req_cmd(req);
-		else if (p != NULL) {
-			cmd = xstrdup(svc_cmd(p));
-			svc_find(list, name, &port);
-		}
-		if (cmd == NULL || *cmd == '\0')
-			*cause = strcmp(act, "create") == 0 ?
-			    xstrdup("service create: cmd or argv is required") :
-			    xprintf("service '%s': not running", name);
-		else if ((p == NULL || svc_kill(br, p, cause) == 0) &&
-		    svc_start(br, name, cmd, port, &pid, cause) == 0) {
-			cJSON_AddNumberToObject(*reply, "pid", (double)pid);
-			r = 0;
-		}
-	} else if (strcmp(act, "stop") == 0 || strcmp(act, "remove") == 0) {
-		if (p == NULL)
-			*cause = xprintf("service '%s': not running", name);
-		else
-			r = svc_kill(br, p, cause);
-	} else
-		*cause = xprintf("service: no action '%s'", act);
-	free(cmd);
-	cJSON_Delete(list);
-	return r;
-}
-
 static int
 op_hello(struct e2b_bridge *br, const cJSON *req, cJSON **reply,
     char **cause)
@@ -1409,10 +674,10 @@ static const struct {
 			    char **);
 } bridge_ops[] = {
 	{ "hello", op_hello }, { "stdin", op_stdin }, { "signal", op_signal },
-	{ "resize", op_resize }, { "ps", op_ps }, { "read", op_read },
-	{ "write", op_write }, { "list", op_list }, { "stat", op_stat },
-	{ "remove", op_remove }, { "move", op_move }, { "unwatch", op_unwatch },
-	{ "service", op_service },
+	{ "resize", op_resize }, { "ps", op_ps }, { "read", e2b_bridge_read },
+	{ "write", e2b_bridge_write }, { "list", e2b_bridge_list }, { "stat", e2b_bridge_stat },
+	{ "remove", e2b_bridge_remove }, { "move", e2b_bridge_move }, { "unwatch", e2b_bridge_unwatch },
+	{ "service", e2b_bridge_service },
 };
 
 static void
@@ -1425,7 +690,7 @@ bridge_request(struct e2b_bridge *br, cJSON *req)
 	size_t		 i;
 
 	if (op == NULL) {
-		send_error(br, id, "no op");
+		e2b_bridge_error(br, id, "no op");
 		cJSON_Delete(req);
 		return;
 	}
@@ -1438,12 +703,12 @@ bridge_request(struct e2b_bridge *br, cJSON *req)
 	for (i = 0; i < sizeof bridge_ops / sizeof bridge_ops[0]; i++) {
 		if (strcmp(op, bridge_ops[i].op) != 0)
 			continue;
-		reply = reply_new(id);
+		reply = e2b_bridge_reply(id);
 		if (bridge_ops[i].fn(br, req, &reply, &cause) == 0)
-			send_ok(br, id, reply);
+			e2b_bridge_ok(br, id, reply);
 		else {
 			cJSON_Delete(reply);
-			send_error(br, id, cause);
+			e2b_bridge_error(br, id, cause);
 			free(cause);
 		}
 		cJSON_Delete(req);
@@ -1451,7 +716,7 @@ bridge_request(struct e2b_bridge *br, cJSON *req)
 	}
 	m = utf8_vis(op, 0);
 	cause = xprintf("op '%s': not available in an e2b sandbox", m);
-	send_error(br, id, cause);
+	e2b_bridge_error(br, id, cause);
 	free(cause);
 	free(m);
 	cJSON_Delete(req);
@@ -1477,7 +742,7 @@ bridge_thread(void *arg)
 	br->closed = 1;
 	pthread_mutex_unlock(&br->lock);
 	shutdown(br->fd, SHUT_RDWR);
-	bridge_unref(br);
+	e2b_bridge_unref(br);
 	return NULL;
 }
 
@@ -1510,7 +775,7 @@ e2b_bridge_open(struct e2b_client *c, struct e2b_sbx *sbx, long timeout_s,
 		pthread_attr_destroy(&attr);
 		*cause = xstrdup("e2b: cannot start a thread");
 		close(sv[0]);
-		bridge_unref(br);
+		e2b_bridge_unref(br);
 		return -1;
 	}
 	pthread_attr_destroy(&attr);
