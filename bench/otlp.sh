@@ -14,7 +14,13 @@ SOCK=bench$$
 holt() { "$B/holt" -L $SOCK "$@"; }
 RPID=
 cleanup() {
+	for s in reference answering refusing silent; do
+		holt kill-session -t $s --rm >/dev/null 2>&1
+	done
 	holt kill-server >/dev/null 2>&1
+	for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
+		[ -d "$d" ] && holt sandbox rm "${d##*/}" >/dev/null 2>&1
+	done
 	[ -n "$RPID" ] && kill "$RPID" 2>/dev/null
 	rm -rf "$HOLT_HOME"
 }
