@@ -18,8 +18,12 @@
  * provider derives its own from run/ each time; a server that does not
  * answer makes it unreachable.
  */
+#include <sys/mman.h>
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -188,6 +192,17 @@ struct e2b_sh {
 	int		 ended;
 };
 
+/* An end event's exit code; -1 when a signal ended it. */
+static int
+end_code(const cJSON *end)
+{
+	const char	*status = json_str(end, "status");
+
+	if (status != NULL && strncmp(status, "signal", 6) == 0)
+		return -1;
+	return (int)json_num(end, "exitCode", 0);
+}
+
 static int
 sh_msg(void *arg, const cJSON *msg)
 {
@@ -201,60 +216,89 @@ sh_msg(void *arg, const cJSON *msg)
 		envd_b64_decode(json_str(x, "stdout"), &sh->out);
 	else if ((x = cJSON_GetObjectItem(ev, "end")) != NULL) {
 		sh->ended = 1;
-		sh->code = (int)json_num(x, "exitCode", 0);
-		if (json_str(x, "status") != NULL &&
-		    strncmp(json_str(x, "status"), "signal", 6) == 0)
-			sh->code = -1;
+		sh->code = end_code(x);
 	}
 	return 0;
 }
 
 /*
- * Run script as root in sb (resumed first), its stdout into out. 0 when
- * it ended with 0; else -1 and *cause with its last line of output.
+ * Start script as root in sbx (E2B's root, else by sudo: holt e2b
+ * serve's sandboxes), giving each message to msg; merge: its stderr goes
+ * with its stdout.
  */
+static int
+e2b_root_start(struct e2b_sbx *sbx, const char *script, int merge,
+    e2b_envd_msg_cb msg, void *arg, char **cause)
+{
+	cJSON	*q = cJSON_CreateObject(), *p, *args;
+	int	 r;
+
+	p = cJSON_AddObjectToObject(q, "process");
+	cJSON_AddStringToObject(p, "cmd", "/bin/sh");
+	args = cJSON_AddArrayToObject(p, "args");
+	cJSON_AddItemToArray(args, cJSON_CreateString("-c"));
+	cJSON_AddItemToArray(args, cJSON_CreateString(merge ?
+	    "exec 2>&1; if [ \"$(id -u)\" = 0 ]; then exec /bin/sh -c \"$1\"; "
+	    "fi; exec sudo -n /bin/sh -c \"$1\"" :
+	    "if [ \"$(id -u)\" = 0 ]; then exec /bin/sh -c \"$1\"; fi; "
+	    "exec sudo -n /bin/sh -c \"$1\""));
+	cJSON_AddItemToArray(args, cJSON_CreateString("holt"));
+	cJSON_AddItemToArray(args, cJSON_CreateString(script));
+	r = e2b_envd_stream(sbx, "process.Process/Start", "root", q, msg, arg,
+	    cause);
+	cJSON_Delete(q);
+	return r;
+}
+
+/*
+ * Run script as root in sbx to its end: 0, its output into out (may be
+ * NULL); else -1 and *cause, "LABEL: WHAT: " and its last line.
+ */
+static int
+e2b_sbx_sh(struct e2b_sbx *sbx, const char *label, const char *what,
+    const char *script, struct buf *out, char **cause)
+{
+	struct e2b_sh	 sh;
+	char		*m, *last;
+	int		 r = -1;
+
+	memset(&sh, 0, sizeof sh);
+	buf_init(&sh.out);
+	if (e2b_root_start(sbx, script, 1, sh_msg, &sh, cause) != 0) {
+		m = xprintf("%s: %s", label, *cause);
+		free(*cause);
+		*cause = m;
+	} else if (!sh.ended || sh.code != 0) {
+		while (sh.out.len > 0 && sh.out.data[sh.out.len - 1] == '\n')
+			sh.out.len--;
+		buf_addc(&sh.out, '\0');
+		last = strrchr(sh.out.data, '\n');
+		*cause = xprintf("%s: %s: %s", label, what, last != NULL ?
+		    last + 1 : sh.out.data);
+	} else {
+		if (out != NULL)
+			buf_add(out, sh.out.data, sh.out.len);
+		r = 0;
+	}
+	buf_release(&sh.out);
+	return r;
+}
+
+/* The same in sb, resumed first. */
 static int
 e2b_root_sh(struct sandbox *sb, const char *what, const char *script,
     struct buf *out, char **cause)
 {
 	struct e2b_client	*c;
 	struct e2b_sbx		 sbx;
-	struct e2b_sh		 sh;
-	cJSON			*q, *p, *args;
-	int			 r = -1;
+	char			*label;
+	int			 r;
 
 	if ((c = e2b_reach(sb, &sbx, cause)) == NULL)
 		return -1;
-	memset(&sh, 0, sizeof sh);
-	buf_init(&sh.out);
-	q = cJSON_CreateObject();
-	p = cJSON_AddObjectToObject(q, "process");
-	cJSON_AddStringToObject(p, "cmd", "/bin/sh");
-	args = cJSON_AddArrayToObject(p, "args");
-	/* Root as E2B gives it, else by sudo (holt e2b serve's sandboxes). */
-	cJSON_AddItemToArray(args, cJSON_CreateString("-c"));
-	cJSON_AddItemToArray(args, cJSON_CreateString("exec 2>&1; "
-	    "if [ \"$(id -u)\" = 0 ]; then exec /bin/sh -c \"$1\"; fi; "
-	    "exec sudo -n /bin/sh -c \"$1\""));
-	cJSON_AddItemToArray(args, cJSON_CreateString("holt"));
-	cJSON_AddItemToArray(args, cJSON_CreateString(script));
-	if (e2b_envd_stream(&sbx, "process.Process/Start", "root", q, sh_msg,
-	    &sh, cause) != 0)
-		e2b_prefix(sb, cause);
-	else if (!sh.ended || sh.code != 0) {
-		while (sh.out.len > 0 && sh.out.data[sh.out.len - 1] == '\n')
-			sh.out.len--;
-		buf_addc(&sh.out, '\0');
-		*cause = xprintf("sandbox '%s': %s: %s", sandbox_id(sb), what,
-		    strrchr(sh.out.data, '\n') != NULL ?
-		    strrchr(sh.out.data, '\n') + 1 : sh.out.data);
-	} else {
-		if (out != NULL)
-			buf_add(out, sh.out.data, sh.out.len);
-		r = 0;
-	}
-	cJSON_Delete(q);
-	buf_release(&sh.out);
+	label = xprintf("sandbox '%s'", sandbox_id(sb));
+	r = e2b_sbx_sh(&sbx, label, what, script, out, cause);
+	free(label);
 	e2b_sbx_release(&sbx);
 	e2b_client_free(c);
 	return r;
@@ -280,6 +324,142 @@ e2b_make_workspace(struct e2b_sbx *sbx, char **cause)
 }
 
 /*
+ * Checkpoints (DESIGN 15) are kept in the E2B sandbox, by root, in
+ * E2B_CHECKPOINTS: each one GNU tar's incremental dump of /workspace and
+ * /home/user against the one it follows (N.tar, the listed-incremental
+ * state after it N.snap, its parent N.parent), so a checkpoint costs what
+ * changed since the last. "head" is the checkpoint the files are from now:
+ * after a restore, the next one follows it, and the ones taken after it
+ * stay there. Restoring N extracts its chain from the first, each with
+ * --incremental, which also deletes what was not there at that point.
+ */
+#define E2B_CHECKPOINTS	"/var/lib/holt-checkpoints"
+
+static const char e2b_checkpoint_sh[] =
+    "set -e; d=" E2B_CHECKPOINTS "; mkdir -p $d; chmod 700 $d; cd $d\n"
+    "last=$(cat last 2>/dev/null || echo 0); n=$((last + 1))\n"
+    "head=$(cat head 2>/dev/null || echo 0)\n"
+    "rm -f $n.snap; if [ $head -gt 0 ]; then cp $head.snap $n.snap; fi\n"
+    "rc=0; tar --create --file=$n.tar --listed-incremental=$n.snap "
+    "--no-check-device --verbose -C / workspace home/user >$n.list "
+    "2>$n.err || rc=$?\n"
+    "if [ $rc -gt 1 ]; then tail -n 1 $n.err; exit 1; fi\n"
+    "echo $head >$n.parent; echo $n >last; echo $n >head\n"
+    "echo $n $(find /workspace /home/user 2>/dev/null | wc -l) "
+    "$(grep -vc '/$' $n.list || true) $(stat -c %s $n.tar)\n";
+
+/* $1's chain, from the first: "chain" to extract in that order. */
+#define E2B_CHAIN_SH \
+    "set -e; cd " E2B_CHECKPOINTS " 2>/dev/null || " \
+    "{ echo \"checkpoint $1: none taken\" >&2; exit 1; }\n" \
+    "test -f $1.tar || { echo \"checkpoint $1: no such checkpoint\" >&2; " \
+    "exit 1; }\n" \
+    "chain=; i=$1; while [ $i -gt 0 ]; do chain=\"$i $chain\"; " \
+    "i=$(cat $i.parent); done\n"
+
+static const char e2b_restore_sh[] = E2B_CHAIN_SH
+    "for i in $chain; do tar --extract --incremental --file=$i.tar "
+    "-C /; done\n"
+    "echo $1 >head\n";
+
+/* The files as checkpoint $1 had them, a tar on stdout. */
+static const char e2b_fork_sh[] = E2B_CHAIN_SH
+    "t=$(mktemp -d)\n"
+    "for i in $chain; do tar --extract --incremental --file=$i.tar "
+    "-C $t; done\n"
+    "tar -C $t -cf - workspace home/user; rm -rf $t\n";
+
+/*
+ * A fork's files: a tar of /workspace and /home/user as they are (at 0)
+ * or as checkpoint at had them, made by root in the source (a restore of
+ * the chain into a directory of its own), kept in a file here, sent to
+ * the new sandbox and unpacked there by root.
+ */
+struct e2b_dump {
+	int		 fd;
+	int		 failed;
+	int		 ended;
+	int		 code;
+	struct buf	 err;
+};
+
+static int
+dump_msg(void *arg, const cJSON *msg)
+{
+	struct e2b_dump	*d = arg;
+	const cJSON	*ev = cJSON_GetObjectItem(msg, "event"), *x;
+	struct buf	 b;
+
+	if (msg == NULL)
+		return 0;
+	if ((x = cJSON_GetObjectItem(ev, "data")) != NULL) {
+		buf_init(&b);
+		if (json_str(x, "stdout") != NULL) {
+			if (envd_b64_decode(json_str(x, "stdout"), &b) != 0 ||
+			    file_write_all(d->fd, b.data, b.len) != 0)
+				d->failed = 1;
+		} else if (json_str(x, "stderr") != NULL && d->err.len < 4096)
+			envd_b64_decode(json_str(x, "stderr"), &d->err);
+		buf_release(&b);
+	} else if ((x = cJSON_GetObjectItem(ev, "end")) != NULL) {
+		d->ended = 1;
+		d->code = end_code(x);
+	}
+	return 0;
+}
+
+#define E2B_FORK_TAR	"/tmp/holt-fork.tar"
+
+static int
+e2b_fork_copy(struct sandbox *src, long long at, struct e2b_sbx *dst,
+    char **cause)
+{
+	struct e2b_client	*c;
+	struct e2b_sbx		 sbx;
+	struct e2b_dump		 d;
+	struct stat		 st;
+	FILE			*f;
+	void			*map;
+	char			*script;
+	int			 r = -1;
+
+	if ((c = e2b_reach(src, &sbx, cause)) == NULL)
+		return -1;
+	if ((f = tmpfile()) == NULL)
+		fatal("tmpfile");
+	memset(&d, 0, sizeof d);
+	d.fd = fileno(f);
+	buf_init(&d.err);
+	script = at > 0 ? xprintf("set -- %lld\n%s", at, e2b_fork_sh) :
+	    xstrdup("exec tar -C / -cf - workspace home/user");
+	if (e2b_root_start(&sbx, script, 0, dump_msg, &d, cause) != 0)
+		e2b_prefix(src, cause);
+	else if (!d.ended || d.code != 0 || d.failed) {
+		buf_addc(&d.err, '\0');
+		*cause = xprintf("sandbox '%s': fork: %s", sandbox_id(src),
+		    d.failed ? "writing its copy here" : d.err.data);
+	} else if (fstat(d.fd, &st) != 0 || st.st_size == 0 ||
+	    (map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+	    d.fd, 0)) == MAP_FAILED)
+		*cause = xprintf("sandbox '%s': fork: its copy here: %s",
+		    sandbox_id(src), strerror(errno));
+	else {
+		if (e2b_envd_file_put(dst, E2B_FORK_TAR, map, (size_t)st.st_size,
+		    cause) == 0 && e2b_sbx_sh(dst, "fork", "unpacking",
+		    "tar -x -C / -f " E2B_FORK_TAR "; rc=$?; rm -f "
+		    E2B_FORK_TAR "; exit $rc", NULL, cause) == 0)
+			r = 0;
+		munmap(map, (size_t)st.st_size);
+	}
+	free(script);
+	buf_release(&d.err);
+	fclose(f);
+	e2b_sbx_release(&sbx);
+	e2b_client_free(c);
+	return r;
+}
+
+/*
  * The provider's create: make the E2B sandbox now (it runs from then on)
  * and note in meta.json where to find it again.
  */
@@ -295,11 +475,20 @@ e2b_create(const char *dir, cJSON *meta, const struct sandbox_opts *o,
 	char			*why = NULL;
 
 	(void)dir;
-	if ((c = e2b_client_new(NULL, NULL, cause)) == NULL)
-		return -1;
 	memset(&co, 0, sizeof co);
 	co.template = t != NULL && *t != '\0' ? t : "base";
 	co.timeout_s = e2b_timeout_of(o->idle_pause_ms);
+	/* A fork: on the same server, of the same template and timeout. */
+	if (o->fork_of != NULL) {
+		c = e2b_client_for(o->fork_of, cause);
+		if ((t = json_str(cJSON_GetObjectItem(sandbox_meta(o->fork_of),
+		    "e2b"), "template")) != NULL)
+			co.template = t;
+		co.timeout_s = e2b_timeout_s(o->fork_of);
+	} else
+		c = e2b_client_new(NULL, NULL, cause);
+	if (c == NULL)
+		return -1;
 	co.internet = o->net != SANDBOX_NET_OFF;
 	md = cJSON_CreateObject();
 	cJSON_AddStringToObject(md, "holt.sandbox", json_str(meta, "id"));
@@ -310,7 +499,8 @@ e2b_create(const char *dir, cJSON *meta, const struct sandbox_opts *o,
 		return -1;
 	}
 	cJSON_Delete(md);
-	if (e2b_make_workspace(&sbx, cause) != 0) {
+	if (e2b_make_workspace(&sbx, cause) != 0 || (o->fork_of != NULL &&
+	    e2b_fork_copy(o->fork_of, o->fork_at, &sbx, cause) != 0)) {
 		if (e2b_client_kill(c, sbx.id, &why) != 0)
 			free(why);
 		e2b_sbx_release(&sbx);
@@ -528,42 +718,6 @@ e2b_connect(struct sandbox *sb, int mode, char **cause)
 	}
 	return fd;
 }
-
-/*
- * Checkpoints (DESIGN 15) are kept in the E2B sandbox, by root, in
- * E2B_CHECKPOINTS: each one GNU tar's incremental dump of /workspace and
- * /home/user against the one it follows (N.tar, the listed-incremental
- * state after it N.snap, its parent N.parent), so a checkpoint costs what
- * changed since the last. "head" is the checkpoint the files are from now:
- * after a restore, the next one follows it, and the ones taken after it
- * stay there. Restoring N extracts its chain from the first, each with
- * --incremental, which also deletes what was not there at that point.
- */
-#define E2B_CHECKPOINTS	"/var/lib/holt-checkpoints"
-
-static const char e2b_checkpoint_sh[] =
-    "set -e; d=" E2B_CHECKPOINTS "; mkdir -p $d; chmod 700 $d; cd $d\n"
-    "last=$(cat last 2>/dev/null || echo 0); n=$((last + 1))\n"
-    "head=$(cat head 2>/dev/null || echo 0)\n"
-    "rm -f $n.snap; if [ $head -gt 0 ]; then cp $head.snap $n.snap; fi\n"
-    "rc=0; tar --create --file=$n.tar --listed-incremental=$n.snap "
-    "--no-check-device --verbose -C / workspace home/user >$n.list "
-    "2>$n.err || rc=$?\n"
-    "if [ $rc -gt 1 ]; then tail -n 1 $n.err; exit 1; fi\n"
-    "echo $head >$n.parent; echo $n >last; echo $n >head\n"
-    "echo $n $(find /workspace /home/user 2>/dev/null | wc -l) "
-    "$(grep -vc '/$' $n.list || true) $(stat -c %s $n.tar)\n";
-
-static const char e2b_restore_sh[] =
-    "set -e; cd " E2B_CHECKPOINTS " 2>/dev/null || "
-    "{ echo \"checkpoint $1: none taken\"; exit 1; }\n"
-    "test -f $1.tar || { echo \"checkpoint $1: no such checkpoint\"; "
-    "exit 1; }\n"
-    "chain=; i=$1; while [ $i -gt 0 ]; do chain=\"$i $chain\"; "
-    "i=$(cat $i.parent); done\n"
-    "for i in $chain; do tar --extract --incremental --file=$i.tar "
-    "-C /; done\n"
-    "echo $1 >head\n";
 
 static int
 e2b_checkpoint(struct sandbox *sb, struct checkpoint_info *ci, char **cause)

@@ -96,6 +96,31 @@ test_expect_success BWRAP 'services: E2B processes left running, their log, rest
 	grep "not running" err
 '
 
+test_expect_success BWRAP 'checkpoint and fork: a new E2B sandbox with the files, now or then' '
+	. ./e2b.env &&
+	holt sandbox exec box -- sh -c "echo then >forked.txt" &&
+	holt sandbox checkpoint box --json >ck.json &&
+	ck=$(python3 -c "import json; print(json.load(open(\"ck.json\"))[\"checkpoint\"])") &&
+	holt sandbox exec box -- sh -c "echo now >forked.txt; echo new >later.txt" &&
+	holt sandbox fork box --name now >id3 &&
+	holt sandbox fork box --name then --at "$ck" >id4 &&
+	e2b_id_of "$(cat id3)" >eid3 &&
+	e2b_id_of "$(cat id4)" >eid4 &&
+	! test "$(cat eid3)" = "$(cat eid)" &&
+	echo now >expect &&
+	holt sandbox exec now -- cat forked.txt >out &&
+	test_cmp expect out &&
+	holt sandbox exec now -- test -f later.txt &&
+	echo then >expect &&
+	holt sandbox exec then -- cat forked.txt >out &&
+	test_cmp expect out &&
+	test_must_fail holt sandbox exec then -- test -e later.txt &&
+	holt sandbox ls | grep "^$(cat id4) *then *running .* e2b" &&
+	test_must_fail holt sandbox fork box --at 999 2>err &&
+	grep "no such checkpoint" err &&
+	holt sandbox rm now && holt sandbox rm then
+'
+
 test_expect_success BWRAP 'pause and resume are E2B'"'"'s; a command wakes it' '
 	. ./e2b.env &&
 	holt sandbox pause box &&
