@@ -118,6 +118,8 @@ struct agent {
 
 	struct eventlog		*log;
 	cJSON			*history;	/* events the conversation needs */
+	uint64_t		 pruned_through;	/* dropped up to here */
+	int			 pruned_steps;	/* of the run going on */
 
 	struct policy		*policy;
 	enum policy_mode	 mode;
@@ -243,18 +245,193 @@ agent_set_state(struct agent *a, enum agent_state s)
 }
 
 /*
+ * The history holds what the next request needs, not every event: once a
+ * compaction's summary covers events up to its through_seq, those before
+ * it are dropped but for the user's messages (sent verbatim), the
+ * compactions, the runs' ends and the steps (checkpoint.taken, with the
+ * seq of its tool.call and what it was given, for /rewind). Memory is then
+ * the recent tail, whatever the length of the log.
+ */
+static int
+history_kept(const char *type)
+{
+	return strcmp(type, "user.message") == 0 ||
+	    strcmp(type, "context.compacted") == 0 ||
+	    strcmp(type, "conversation.cleared") == 0 ||
+	    strcmp(type, "run.finished") == 0 ||
+	    strcmp(type, "checkpoint.taken") == 0 ||
+	    strcmp(type, "session.created") == 0;
+}
+
+static void
+agent_history_prune(struct agent *a)
+{
+	uint64_t	 through = context_through(a->cx), seq;
+	cJSON		*ev, *next;
+	const char	*type;
+
+	if (through <= a->pruned_through)
+		return;
+	for (ev = a->history->child; ev != NULL; ev = next) {
+		next = ev->next;
+		seq = (uint64_t)json_num(ev, "seq", 0);
+		if (seq > through)
+			break;
+		if (seq <= a->pruned_through)
+			continue;
+		type = json_str(ev, "type");
+		if (strcmp(type, "run.finished") == 0)
+			a->pruned_steps = 0;
+		else if (strcmp(type, "assistant.message") == 0)
+			a->pruned_steps++;	/* of a run still going */
+		if (!history_kept(type))
+			cJSON_Delete(cJSON_DetachItemViaPointer(a->history, ev));
+	}
+	a->pruned_through = through;
+}
+
+/* A step: the seq of its tool.call and what it was given, kept with it. */
+static void
+agent_history_step(struct agent *a, cJSON *ck)
+{
+	const char	*id = json_str(ck, "call_id"), *what;
+	const cJSON	*ev, *args;
+
+	if (id == NULL || a->history->child == NULL)
+		return;
+	for (ev = a->history->child->prev; ev != NULL; ev = ev->prev) {
+		if (strcmp(json_str(ev, "type"), "tool.call") != 0 ||
+		    json_str(ev, "call_id") == NULL ||
+		    strcmp(json_str(ev, "call_id"), id) != 0)
+			continue;
+		args = cJSON_GetObjectItemCaseSensitive(ev, "arguments");
+		what = json_str(args, "command") != NULL ?
+		    json_str(args, "command") : json_str(args, "path");
+		cJSON_AddNumberToObject(ck, "_call_seq", json_num(ev, "seq", 0));
+		cJSON_AddStringToObject(ck, "_what", what != NULL ? what : "");
+		return;
+	}
+}
+
+static void	agent_history_apply(struct agent *, const cJSON *);
+
+/* An event of the log into the history (taken), in the log's order. */
+static void
+agent_history_add(struct agent *a, cJSON *ev)
+{
+	const char	*type = json_str(ev, "type");
+
+	if (type == NULL || !history_type(type)) {
+		cJSON_Delete(ev);
+		return;
+	}
+	if (strcmp(type, "session.rewound") == 0 ||
+	    strcmp(type, "session.forked") == 0) {
+		agent_history_apply(a, ev);
+		cJSON_Delete(ev);
+		return;
+	}
+	if (strcmp(type, "checkpoint.taken") == 0)
+		agent_history_step(a, ev);
+	cJSON_AddItemToArray(a->history, ev);
+	if (strcmp(type, "context.compacted") == 0 ||
+	    strcmp(type, "conversation.cleared") == 0) {
+		context_apply(a->cx, ev);
+		agent_history_prune(a);
+	}
+}
+
+struct history_load {
+	struct agent	*a;
+	uint64_t	 until;
+};
+
+static int
+history_load_wants(const char *type)
+{
+	return history_type(type);
+}
+
+static void
+history_load_event(void *arg, cJSON *ev)
+{
+	struct history_load	*hl = arg;
+
+	if ((uint64_t)json_num(ev, "seq", 0) > hl->until)
+		cJSON_Delete(ev);
+	else
+		agent_history_add(hl->a, ev);
+}
+
+/*
+ * The history as it was at seq until, read again from the log: a rewind
+ * to a step older than a compaction needs what the compaction dropped.
+ */
+static int
+agent_history_load(struct agent *a, uint64_t until, char **cause)
+{
+	struct history_load	 hl = { a, until };
+	char			*warning = NULL;
+	int			 rc;
+
+	cJSON_Delete(a->history);
+	a->history = cJSON_CreateArray();
+	context_forget(a->cx);
+	a->pruned_through = 0;
+	a->pruned_steps = 0;
+	rc = eventlog_scan(a->name, history_load_wants, history_load_event,
+	    &hl, &warning, cause);
+	free(warning);
+	return rc;
+}
+
+/* A compaction or a clear after seq: cutting there drops it. */
+static int
+agent_compacted_after(struct agent *a, uint64_t seq)
+{
+	const cJSON	*ev;
+
+	for (ev = a->history->child != NULL ? a->history->child->prev : NULL;
+	    ev != NULL && (uint64_t)json_num(ev, "seq", 0) > seq;
+	    ev = ev->prev) {
+		if (strcmp(json_str(ev, "type"), "context.compacted") == 0 ||
+		    strcmp(json_str(ev, "type"), "conversation.cleared") == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/*
  * A rewind or a fork cuts the history; a compaction it cut away no longer
- * holds, so the context's marks are those of the compactions left.
+ * holds, so the context's marks are those of the compactions left, and
+ * what those dropped is read back from the log first.
  */
 static void
 agent_history_apply(struct agent *a, const cJSON *ev)
 {
-	const cJSON	*h;
+	const cJSON	*h, *ck;
+	uint64_t	 call_seq = 0, ck_seq = 0;
+	char		*cause = NULL;
+	int		 step = (int)json_num(ev, "to_step", 0);
 
+	if (strcmp(json_str(ev, "type"), "session.rewound") == 0 &&
+	    json_bool(ev, "conversation", 1) &&
+	    (ck = session_find_step(a->history, step)) != NULL) {
+		call_seq = (uint64_t)json_num(ck, "_call_seq", 0);
+		ck_seq = (uint64_t)json_num(ck, "seq", 0);
+	}
+	/* Up to the step's checkpoint.taken: the cut below finds it there. */
+	if (call_seq != 0 && (session_step_index(a->history, step) < 0 ||
+	    agent_compacted_after(a, call_seq)) &&
+	    agent_history_load(a, ck_seq, &cause) != 0) {
+		log_warnx("session '%s': %s", a->name, cause);
+		free(cause);
+	}
 	session_history_apply(a->history, ev);
 	context_forget(a->cx);
 	cJSON_ArrayForEach(h, a->history)
 		context_apply(a->cx, h);	/* its compactions and clears */
+	a->pruned_through = context_through(a->cx);
 }
 
 /* A logged event: into the conversation, and on to the clients. */
@@ -269,13 +446,7 @@ agent_pass_on(struct agent *a, cJSON *ev)
 		otlp_trace_feed(a->otlp, ev, spans);
 		otlp_export_spans(a->otlp_endpoint, spans);
 	}
-	if (type != NULL && (strcmp(type, "session.rewound") == 0 ||
-	    strcmp(type, "session.forked") == 0))
-		agent_history_apply(a, ev);
-	else if (type != NULL && history_type(type)) {
-		cJSON_AddItemToArray(a->history, cJSON_Duplicate(ev, 1));
-		context_apply(a->cx, ev);	/* a clear or a compaction */
-	}
+	agent_history_add(a, cJSON_Duplicate(ev, 1));
 	if (a->cb.event != NULL)
 		a->cb.event(a->arg, ev);
 	cJSON_Delete(ev);
@@ -661,6 +832,8 @@ agent_rebuild(struct agent *a)
 	/* The status line's step of a finished run survives a restart. */
 	a->steps = a->run_active || finished == NULL ? 0 :
 	    (int)json_num(finished, "steps", 0);
+	if (a->run_active)
+		a->steps += a->pruned_steps;	/* before a compaction */
 	idx = 0;
 	cJSON_ArrayForEach(ev, a->history) {
 		type = json_str(ev, "type");
@@ -2068,6 +2241,38 @@ agent_rewind_done(const cJSON *events, const char *id)
 	return 0;
 }
 
+static int
+steps_wants(const char *type)
+{
+	return strcmp(type, "checkpoint.taken") == 0 ||
+	    strcmp(type, "session.rewound") == 0;
+}
+
+static void
+steps_add(void *arg, cJSON *ev)
+{
+	cJSON_AddItemToArray(arg, ev);
+}
+
+/*
+ * The steps and rewinds of the log, read one line at a time: the history
+ * in memory no longer holds every step's events.
+ */
+static cJSON *
+agent_read_steps(struct agent *a, char **cause)
+{
+	cJSON	*events = cJSON_CreateArray();
+	char	*warning = NULL;
+
+	if (eventlog_scan(a->name, steps_wants, steps_add, events, &warning,
+	    cause) != 0) {
+		cJSON_Delete(events);
+		return NULL;
+	}
+	free(warning);
+	return events;
+}
+
 /*
  * Log the session.rewound a restore's journal describes (its tag), once:
  * after a crash it may already be there. Called between the restore and
@@ -2079,18 +2284,16 @@ agent_rewind_recorded(void *arg, const char *tag, char **cause)
 	struct agent	*a = arg;
 	cJSON		*ev = NULL, *events;
 	const char	*id;
-	char		*warning = NULL;
 
 	if (tag == NULL || (ev = cJSON_Parse(tag)) == NULL ||
 	    (id = json_str(ev, "id")) == NULL) {
 		cJSON_Delete(ev);
 		return 0;	/* a restore by hand: nothing to log */
 	}
-	if ((events = eventlog_read(a->name, &warning, cause)) == NULL) {
+	if ((events = agent_read_steps(a, cause)) == NULL) {
 		cJSON_Delete(ev);
 		return -1;
 	}
-	free(warning);
 	if (!agent_rewind_done(events, id)) {
 		cJSON_AddStringToObject(ev, "type", "session.rewound");
 		if (a->opening)
@@ -2111,7 +2314,7 @@ agent_rewind(struct agent *a, int step, int files, int conversation,
 {
 	cJSON		*events, *tag;
 	const cJSON	*ck;
-	char		*warning = NULL, *s, *id;
+	char		*s, *id;
 	long long	 checkpoint;
 	int		 rc;
 
@@ -2120,9 +2323,8 @@ agent_rewind(struct agent *a, int step, int files, int conversation,
 		    "(holt interrupt -t %s)", a->name, a->name);
 		return -1;
 	}
-	if ((events = eventlog_read(a->name, &warning, cause)) == NULL)
+	if ((events = agent_read_steps(a, cause)) == NULL)
 		return -1;
-	free(warning);
 	/* A client resends a request the server died on: done once. */
 	if (rid != NULL && agent_rewind_done(events, rid)) {
 		cJSON_Delete(events);
@@ -2140,7 +2342,7 @@ agent_rewind(struct agent *a, int step, int files, int conversation,
 	}
 	checkpoint = (long long)json_num(ck, "checkpoint", 0);
 	cJSON_Delete(events);
-	if (conversation && session_step_index(a->history, step) < 0) {
+	if (conversation && session_find_step(a->history, step) == NULL) {
 		*cause = xprintf("session '%s': step %d is not in the "
 		    "conversation any more (a rewind went back before it); "
 		    "--files-only can still put its files back", a->name, step);
@@ -2211,15 +2413,7 @@ agent_open_event(void *arg, cJSON *ev)
 	} else if (strcmp(type, "checkpoint.taken") == 0 &&
 	    (int)json_num(ev, "step", 0) > a->last_step)
 		a->last_step = (int)json_num(ev, "step", 0);
-	if (strcmp(type, "session.rewound") == 0 ||
-	    strcmp(type, "session.forked") == 0) {
-		agent_history_apply(a, ev);
-		cJSON_Delete(ev);
-	} else if (history_type(type)) {
-		cJSON_AddItemToArray(a->history, ev);
-		context_apply(a->cx, ev);
-	} else
-		cJSON_Delete(ev);
+	agent_history_add(a, ev);
 }
 
 /* The model of the session: session.json, else holt.conf. */
@@ -3276,29 +3470,14 @@ agent_run_active(struct agent *a)
 static cJSON *
 agent_steps_json(struct agent *a)
 {
-	cJSON		*steps, *o, *ev, *call;
-	const cJSON	*args;
-	const char	*id, *what;
+	cJSON		*steps, *o, *ev;
+	const char	*what;
 
 	steps = cJSON_CreateArray();
 	cJSON_ArrayForEach(ev, a->history) {
 		if (strcmp(json_str(ev, "type"), "checkpoint.taken") != 0)
 			continue;
-		id = json_str(ev, "call_id");
-		what = NULL;
-		for (call = ev->prev; call != NULL && id != NULL;
-		    call = call->prev) {
-			if (strcmp(json_str(call, "type"), "tool.call") == 0 &&
-			    json_str(call, "call_id") != NULL &&
-			    strcmp(json_str(call, "call_id"), id) == 0) {
-				args = cJSON_GetObjectItemCaseSensitive(call,
-				    "arguments");
-				what = json_str(args, "command") != NULL ?
-				    json_str(args, "command") : json_str(args,
-				    "path");
-				break;
-			}
-		}
+		what = json_str(ev, "_what");
 		o = cJSON_CreateObject();
 		cJSON_AddNumberToObject(o, "step", json_num(ev, "step", 0));
 		cJSON_AddStringToObject(o, "name", json_str(ev, "name") ?
