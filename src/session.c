@@ -517,14 +517,72 @@ eventlog_seq_check(const char *path, unsigned int lineno, uint64_t seq,
 	*prev = seq;
 }
 
+/*
+ * The seq and type of a line as eventlog_append writes it ({"seq":N,
+ * "ts":"...","type":"T", ...), without parsing it: 1, or 0 when the line
+ * does not start so (it is then parsed whole).
+ */
+static int
+eventlog_peek(const char *line, size_t n, uint64_t *seq, char *type,
+    size_t size)
+{
+	static const char	 head[] = "{\"seq\":", ts[] = ",\"ts\":\"";
+	static const char	 ty[] = "\",\"type\":\"";
+	const char		*p = line + sizeof head - 1, *end = line + n, *q;
+	uint64_t		 v = 0;
+
+	if (n < sizeof head || memcmp(line, head, sizeof head - 1) != 0)
+		return 0;
+	for (; p < end && *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	if ((size_t)(end - p) < sizeof ts || memcmp(p, ts, sizeof ts - 1) != 0)
+		return 0;
+	p += sizeof ts - 1;
+	if ((q = memchr(p, '"', (size_t)(end - p))) == NULL)
+		return 0;
+	p = q;
+	if ((size_t)(end - p) < sizeof ty || memcmp(p, ty, sizeof ty - 1) != 0)
+		return 0;
+	p += sizeof ty - 1;
+	if ((q = memchr(p, '"', (size_t)(end - p))) == NULL ||
+	    (size_t)(q - p) >= size || memchr(p, '\\', (size_t)(q - p)) != NULL)
+		return 0;
+	memcpy(type, p, (size_t)(q - p));
+	type[q - p] = '\0';
+	*seq = v;
+	return 1;
+}
+
+/*
+ * A line no one wants is not parsed; it is checked for what a crash or a
+ * bad copy leaves (NUL bytes, two lines glued: a second {"seq": cannot be
+ * inside a string, whose quotes are escaped) and must end its object.
+ */
+static const char *
+eventlog_check_line(const char *line, size_t n)
+{
+	static const char	 head[] = "{\"seq\":";
+
+	if (memchr(line, '\0', n) != NULL)
+		return "NUL bytes";
+	if (memmem(line + 1, n - 1, head, sizeof head - 1) != NULL)
+		return "more than one event on the line";
+	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t' ||
+	    line[n - 1] == '\r'))
+		n--;
+	if (n == 0 || line[n - 1] != '}')
+		return "not a JSON object";
+	return NULL;
+}
+
 int
 eventlog_scan(const char *name, int (*want)(const char *type),
     void (*fn)(void *, cJSON *), void *arg, char **warning, char **cause)
 {
-	char		*dir, *path, chunk[65536], *nl;
+	char		*dir, *path, chunk[65536], *nl, type[64];
 	struct buf	 line = BUF_INIT;
 	unsigned int	 lineno = 0;
-	uint64_t	 prev = 0;
+	uint64_t	 prev = 0, seq;
 	const char	*why;
 	cJSON		*ev;
 	ssize_t		 r, i, from;
@@ -560,13 +618,20 @@ eventlog_scan(const char *name, int (*want)(const char *type),
 			lineno++;
 			if (line.len == 0)
 				continue;	/* an empty line holds nothing */
+			if (want != NULL && eventlog_peek(line.data, line.len,
+			    &seq, type, sizeof type) && !want(type)) {
+				why = eventlog_check_line(line.data, line.len);
+				buf_reset(&line);
+				if (why != NULL)
+					goto corrupt;
+				eventlog_seq_check(path, lineno, seq, &prev,
+				    warning);
+				continue;
+			}
 			ev = eventlog_parse_line(line.data, line.len, &why);
 			buf_reset(&line);
-			if (ev == NULL) {
-				*cause = xprintf("%s:%u: corrupt event log line "
-				    "(%s)", path, lineno, why);
-				goto out;
-			}
+			if (ev == NULL)
+				goto corrupt;
 			eventlog_seq_check(path, lineno, (uint64_t)json_num(ev,
 			    "seq", 0), &prev, warning);
 			if (want == NULL || want(json_str(ev, "type")))
@@ -579,6 +644,10 @@ eventlog_scan(const char *name, int (*want)(const char *type),
 		*warning = xprintf("%s:%u: dropped a torn last line", path,
 		    lineno + 1);
 	rc = 0;
+	goto out;
+corrupt:
+	*cause = xprintf("%s:%u: corrupt event log line (%s)", path, lineno,
+	    why);
 out:
 	buf_release(&line);
 	free(path);
