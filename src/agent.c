@@ -35,6 +35,7 @@
 #include <event2/event.h>
 
 #include "agent.h"
+#include "agent-history.h"
 #include "agent-tools.h"
 #include "checkpoint.h"
 #include "context.h"
@@ -54,10 +55,14 @@
     "crash or a restart) while it ran. It may or may not have run, in " \
     "whole or in part; check the state before running it again."
 #define INSTRUCTIONS_MAX (64U * 1024)	/* bytes of one instructions file */
-static const char history_types[] = "user.message assistant.message "
-    "tool.call approval.needed approval.decided tool.started tool.running "
-    "tool.finished run.finished session.created context.compacted "
-    "conversation.cleared checkpoint.taken session.rewound session.forked";
+/* Sorted: history_type looks them up for every line of a log. */
+static const char *const history_types[] = {
+	"approval.decided", "approval.needed", "assistant.message",
+	"checkpoint.taken", "context.compacted", "conversation.cleared",
+	"run.finished", "session.created", "session.forked",
+	"session.rewound", "tool.call", "tool.finished", "tool.running",
+	"tool.started", "user.message"
+};
 
 struct call {
 	char		*id;
@@ -222,13 +227,16 @@ agent_state_name(enum agent_state s)
 }
 
 static int
+cmp_type(const void *key, const void *elem)
+{
+	return strcmp(key, *(const char *const *)elem);
+}
+
+static int
 history_type(const char *type)
 {
-	const char	*p = strstr(history_types, type);
-	size_t		 n = strlen(type);
-
-	return p != NULL && (p == history_types || p[-1] == ' ') &&
-	    (p[n] == ' ' || p[n] == '\0');
+	return bsearch(type, history_types, nitems(history_types),
+	    sizeof history_types[0], cmp_type) != NULL;
 }
 
 /* While the log cannot be written the state shows that, and keeps s. */
@@ -294,22 +302,18 @@ agent_history_prune(struct agent *a)
 static void
 agent_history_step(struct agent *a, cJSON *ck)
 {
-	const char	*id = json_str(ck, "call_id"), *what;
-	const cJSON	*ev, *args;
+	const char	*id = json_str(ck, "call_id");
+	const cJSON	*ev;
 
 	if (id == NULL || a->history->child == NULL)
 		return;
 	for (ev = a->history->child->prev; ev != NULL; ev = ev->prev) {
-		if (strcmp(json_str(ev, "type"), "tool.call") != 0 ||
-		    json_str(ev, "call_id") == NULL ||
-		    strcmp(json_str(ev, "call_id"), id) != 0)
-			continue;
-		args = cJSON_GetObjectItemCaseSensitive(ev, "arguments");
-		what = json_str(args, "command") != NULL ?
-		    json_str(args, "command") : json_str(args, "path");
-		cJSON_AddNumberToObject(ck, "_call_seq", json_num(ev, "seq", 0));
-		cJSON_AddStringToObject(ck, "_what", what != NULL ? what : "");
-		return;
+		if (strcmp(json_str(ev, "type"), "tool.call") == 0 &&
+		    json_str(ev, "call_id") != NULL &&
+		    strcmp(json_str(ev, "call_id"), id) == 0) {
+			history_step_note(ck, ev);
+			return;
+		}
 	}
 }
 
@@ -2383,16 +2387,26 @@ agent_rewind(struct agent *a, int step, int files, int conversation,
 
 /* Public. */
 
+/* The totals: model.usage is read where it lies, not parsed. */
 static int
-agent_open_wants(const char *type)
+agent_open_other(void *arg, const struct eventlog_line *l)
 {
-	return history_type(type) || strcmp(type, "model.usage") == 0 ||
-	    strcmp(type, "instructions.loaded") == 0;
+	struct agent	*a = arg;
+
+	if (strcmp(l->type, "model.usage") == 0) {
+		a->in_tok += (long long)eventlog_line_num(l, "input_tokens");
+		a->out_tok += (long long)eventlog_line_num(l, "output_tokens");
+		a->cached_tok += (long long)eventlog_line_num(l,
+		    "cached_input_tokens");
+		a->cost += eventlog_line_num(l, "cost_usd");
+		return 0;
+	}
+	return strcmp(l->type, "instructions.loaded") == 0;
 }
 
-/* One event of the log, at agent_open. */
+/* An event of the log, at agent_open: the totals and what it last read. */
 static void
-agent_open_event(void *arg, cJSON *ev)
+agent_open_note(void *arg, const cJSON *ev)
 {
 	struct agent	*a = arg;
 	const char	*type = json_str(ev, "type");
@@ -2413,8 +2427,24 @@ agent_open_event(void *arg, cJSON *ev)
 	} else if (strcmp(type, "checkpoint.taken") == 0 &&
 	    (int)json_num(ev, "step", 0) > a->last_step)
 		a->last_step = (int)json_num(ev, "step", 0);
-	agent_history_add(a, ev);
 }
+
+static void
+agent_open_add(void *arg, cJSON *ev)
+{
+	agent_history_add(arg, ev);
+}
+
+static uint64_t
+agent_open_through(void *arg)
+{
+	return context_through(((struct agent *)arg)->cx);
+}
+
+static const struct history_cb agent_open_cb = {
+	history_type, history_kept, agent_open_other, agent_open_add,
+	agent_open_note, agent_open_through
+};
 
 /* The model of the session: session.json, else holt.conf. */
 static const char *
@@ -2681,7 +2711,7 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	}
 	/* One line at a time, keeping only what the conversation needs. */
 	a->cx = context_new(agent_model_spec(a));
-	if (eventlog_scan(name, agent_open_wants, agent_open_event, a, &warning,
+	if (history_read(name, a->log, &agent_open_cb, a, &warning,
 	    cause) != 0)
 		goto fail;
 	if (warning != NULL) {
@@ -3460,6 +3490,15 @@ int
 agent_run_active(struct agent *a)
 {
 	return a->run_active;
+}
+
+int
+agent_at_rest(struct agent *a)
+{
+	return !a->run_active && a->req == NULL && a->tool == NULL &&
+	    !a->compacting && !a->compact_pending && a->host_asks == NULL &&
+	    a->log_error == NULL && (a->state == AGENT_IDLE ||
+	    a->state == AGENT_FINISHED || a->state == AGENT_ERROR);
 }
 
 /*

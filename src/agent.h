@@ -132,6 +132,8 @@ enum agent_state agent_get_state(struct agent *);
 const char *agent_state_name(enum agent_state);
 cJSON	*agent_state_json(struct agent *);	/* STATE of the protocol */
 int	 agent_run_active(struct agent *);
+/* Nothing going on, asked or unwritten: it may be closed until needed. */
+int	 agent_at_rest(struct agent *);
 /*
  * The sandbox's proxy asks about a host no rule settles: an approval.needed
  * with host and port (and by_command, the command running now), answered

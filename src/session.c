@@ -21,6 +21,7 @@
 #include "session.h"
 
 #define EVENTLOG_ROOM	(1U * 1024 * 1024)	/* a full disk has room again */
+#define EVENTLOG_CHUNK	(256U * 1024)		/* read at a time */
 
 struct eventlog {
 	char		*path;
@@ -562,11 +563,16 @@ static const char *
 eventlog_check_line(const char *line, size_t n)
 {
 	static const char	 head[] = "{\"seq\":";
+	const char		*p, *end = line + n;
 
 	if (memchr(line, '\0', n) != NULL)
 		return "NUL bytes";
-	if (memmem(line + 1, n - 1, head, sizeof head - 1) != NULL)
-		return "more than one event on the line";
+	for (p = line + 1; (p = memchr(p, '{', (size_t)(end - p))) != NULL;
+	    p++) {
+		if ((size_t)(end - p) >= sizeof head - 1 &&
+		    memcmp(p, head, sizeof head - 1) == 0)
+			return "more than one event on the line";
+	}
 	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t' ||
 	    line[n - 1] == '\r'))
 		n--;
@@ -575,18 +581,56 @@ eventlog_check_line(const char *line, size_t n)
 	return NULL;
 }
 
-int
-eventlog_scan(const char *name, int (*want)(const char *type),
-    void (*fn)(void *, cJSON *), void *arg, char **warning, char **cause)
+/* One line: checked and skipped, or parsed and handed on. 0, or -1. */
+static int
+eventlog_walk_line(struct eventlog_line *l, const char *data,
+    int (*want)(void *, const struct eventlog_line *),
+    void (*fn)(void *, cJSON *, const struct eventlog_line *), void *arg,
+    uint64_t *prev, const char **why, char **warning)
 {
-	char		*dir, *path, chunk[65536], *nl, type[64];
-	struct buf	 line = BUF_INIT;
-	unsigned int	 lineno = 0;
-	uint64_t	 prev = 0, seq;
-	const char	*why;
-	cJSON		*ev;
-	ssize_t		 r, i, from;
-	int		 fd, rc = -1;
+	char	 type[64];
+	cJSON	*ev;
+
+	l->data = data;
+	if (eventlog_peek(data, l->len, &l->seq, type, sizeof type)) {
+		l->type = type;
+		if (!want(arg, l)) {
+			if ((*why = eventlog_check_line(data, l->len)) != NULL)
+				return -1;
+			eventlog_seq_check(l->path, l->lineno, l->seq, prev,
+			    warning);
+			return 0;
+		}
+	}
+	if ((ev = eventlog_parse_line(data, l->len, why)) == NULL)
+		return -1;
+	l->seq = (uint64_t)json_num(ev, "seq", 0);
+	eventlog_seq_check(l->path, l->lineno, l->seq, prev, warning);
+	if (l->type == NULL) {
+		l->type = json_str(ev, "type");
+		if (!want(arg, l)) {
+			cJSON_Delete(ev);
+			return 0;
+		}
+	}
+	fn(arg, ev, l);
+	return 0;
+}
+
+int
+eventlog_walk(const char *name,
+    int (*want)(void *, const struct eventlog_line *),
+    void (*fn)(void *, cJSON *, const struct eventlog_line *), void *arg,
+    char **warning, char **cause)
+{
+	char			*dir, *path, *chunk, *nl;
+	struct buf		 line = BUF_INIT;
+	struct eventlog_line	 l;
+	uint64_t		 prev = 0;
+	off_t			 at = 0;
+	const char		*why = NULL, *data;
+	ssize_t			 r, i, from;
+	int			 fd, rc = -1;
 
 	*warning = NULL;
 	dir = session_dir(name);
@@ -599,8 +643,11 @@ eventlog_scan(const char *name, int (*want)(const char *type),
 		free(path);
 		return rc;
 	}
+	memset(&l, 0, sizeof l);
+	l.path = path;
+	chunk = xmalloc(EVENTLOG_CHUNK);
 	for (;;) {
-		r = read(fd, chunk, sizeof chunk);
+		r = read(fd, chunk, EVENTLOG_CHUNK);
 		if (r == -1 && errno == EINTR)
 			continue;
 		if (r == -1) {
@@ -612,47 +659,120 @@ eventlog_scan(const char *name, int (*want)(const char *type),
 		for (from = 0; from < r; from = i + 1) {
 			nl = memchr(chunk + from, '\n', (size_t)(r - from));
 			i = nl != NULL ? nl - chunk : r;
-			buf_add(&line, chunk + from, (size_t)(i - from));
-			if (nl == NULL)
-				break;
-			lineno++;
-			if (line.len == 0)
-				continue;	/* an empty line holds nothing */
-			if (want != NULL && eventlog_peek(line.data, line.len,
-			    &seq, type, sizeof type) && !want(type)) {
-				why = eventlog_check_line(line.data, line.len);
-				buf_reset(&line);
-				if (why != NULL)
-					goto corrupt;
-				eventlog_seq_check(path, lineno, seq, &prev,
-				    warning);
-				continue;
+			if (nl == NULL || line.len != 0) {
+				buf_add(&line, chunk + from, (size_t)(i - from));
+				if (nl == NULL)
+					break;
 			}
-			ev = eventlog_parse_line(line.data, line.len, &why);
+			l.lineno++;
+			/* A whole line in the chunk is read where it is. */
+			data = line.len != 0 ? line.data : chunk + from;
+			l.len = line.len != 0 ? line.len : (size_t)(i - from);
+			l.off = at + from - (off_t)(line.len != 0 ?
+			    line.len - (size_t)(i - from) : 0);
+			l.type = NULL;
+			if (l.len != 0 && eventlog_walk_line(&l, data, want, fn,
+			    arg, &prev, &why, warning) != 0) {
+				*cause = xprintf("%s:%u: corrupt event log line "
+				    "(%s)", path, l.lineno, why);
+				goto out;
+			}
 			buf_reset(&line);
-			if (ev == NULL)
-				goto corrupt;
-			eventlog_seq_check(path, lineno, (uint64_t)json_num(ev,
-			    "seq", 0), &prev, warning);
-			if (want == NULL || want(json_str(ev, "type")))
-				fn(arg, ev);
-			else
-				cJSON_Delete(ev);
 		}
+		at += r;
 	}
 	if (line.len > 0)
 		*warning = xprintf("%s:%u: dropped a torn last line", path,
-		    lineno + 1);
+		    l.lineno + 1);
 	rc = 0;
-	goto out;
-corrupt:
-	*cause = xprintf("%s:%u: corrupt event log line (%s)", path, lineno,
-	    why);
 out:
+	free(chunk);
 	buf_release(&line);
 	free(path);
 	close(fd);
 	return rc;
+}
+
+struct eventlog_by_type {
+	int	(*want)(const char *type);
+	void	(*fn)(void *, cJSON *);
+	void	*arg;
+};
+
+static int
+eventlog_type_wanted(void *arg, const struct eventlog_line *l)
+{
+	struct eventlog_by_type	*bt = arg;
+
+	return bt->want == NULL || bt->want(l->type);
+}
+
+static void
+eventlog_type_event(void *arg, cJSON *ev, const struct eventlog_line *l)
+{
+	struct eventlog_by_type	*bt = arg;
+
+	(void)l;
+	bt->fn(bt->arg, ev);
+}
+
+int
+eventlog_scan(const char *name, int (*want)(const char *type),
+    void (*fn)(void *, cJSON *), void *arg, char **warning, char **cause)
+{
+	struct eventlog_by_type	 bt = { want, fn, arg };
+
+	return eventlog_walk(name, eventlog_type_wanted, eventlog_type_event,
+	    &bt, warning, cause);
+}
+
+double
+eventlog_line_num(const struct eventlog_line *l, const char *key)
+{
+	const char	*p = l->data, *end = l->data + l->len;
+	size_t		 n = strlen(key);
+	char		 num[64];
+
+	while ((p = memchr(p, '"', (size_t)(end - p))) != NULL) {
+		p++;
+		if ((size_t)(end - p) < n + 2 || memcmp(p, key, n) != 0 ||
+		    p[n] != '"' || p[n + 1] != ':')
+			continue;
+		p += n + 2;
+		n = (size_t)(end - p) < sizeof num - 1 ? (size_t)(end - p) :
+		    sizeof num - 1;
+		memcpy(num, p, n);
+		num[n] = '\0';
+		return strtod(num, NULL);
+	}
+	return 0;
+}
+
+cJSON *
+eventlog_read_at(struct eventlog *el, off_t off, size_t len, char **cause)
+{
+	char		*data = xmalloc(len + 1);
+	const char	*why;
+	cJSON		*ev;
+	size_t		 done;
+	ssize_t		 r;
+
+	for (done = 0; done < len; done += (size_t)r) {
+		r = pread(el->fd, data + done, len - done, off + (off_t)done);
+		if (r == -1 && errno == EINTR)
+			r = 0;
+		else if (r <= 0) {
+			*cause = xprintf("%s: %s", el->path, r == 0 ?
+			    "shorter than it was" : strerror(errno));
+			free(data);
+			return NULL;
+		}
+	}
+	if ((ev = eventlog_parse_line(data, len, &why)) == NULL)
+		*cause = xprintf("%s: corrupt event log line at byte %lld "
+		    "(%s)", el->path, (long long)off, why);
+	free(data);
+	return ev;
 }
 
 cJSON *

@@ -68,6 +68,40 @@ cJSON	*eventlog_read_tail(const char *name, size_t last, size_t max_bytes,
 int	 eventlog_scan(const char *name, int (*want)(const char *type),
 	     void (*fn)(void *, cJSON *), void *arg, char **warning,
 	     char **cause);
+/*
+ * session-rest.c: 1 and *info (what holt ls shows: name, state, sandbox,
+ * model, mode, step, steps_cap, tokens, cost_usd, at_rest) when no run of
+ * the session is going on, 0 when one is (the session must be opened to
+ * carry on), -1 with *cause when it cannot be read.
+ */
+int	 session_at_rest(const char *name, cJSON **info, char **cause);
+/*
+ * The same, the reader choosing line by line: want sees each line's seq,
+ * type and place in the file before it is parsed (1: parse it and hand
+ * it to fn, 0: only check it); a line holt did not write is parsed first.
+ */
+struct eventlog_line {
+	const char	*path;
+	unsigned int	 lineno;
+	uint64_t	 seq;
+	const char	*type;
+	off_t		 off;	/* where it starts in the file */
+	size_t		 len;	/* without its newline */
+	const char	*data;	/* the line, len bytes */
+};
+/*
+ * The number a key of the line's event holds, without parsing it (0 when
+ * it has none): for a flat event holt wrote (model.usage), whose strings
+ * cannot hold the key's quotes unescaped.
+ */
+double	 eventlog_line_num(const struct eventlog_line *, const char *key);
+int	 eventlog_walk(const char *name,
+	     int (*want)(void *, const struct eventlog_line *),
+	     void (*fn)(void *, cJSON *, const struct eventlog_line *),
+	     void *arg, char **warning, char **cause);
+/* The event of the line at off, len bytes long (from eventlog_walk). */
+cJSON	*eventlog_read_at(struct eventlog *, off_t off, size_t len,
+	     char **cause);
 /* One-shot append for other processes (holt pr): open, append, sync, close. */
 int	 session_event_append(const char *name, const char *type, cJSON *fields,
 	     char **cause);
