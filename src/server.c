@@ -60,6 +60,7 @@
  */
 #define SNAPSHOT_BYTES		(8U * 1024 * 1024)
 #define SRV_BULK_SLICE_MS	2	/* bulk callbacks before a look at requests */
+#define SRV_PARK_MS		1000	/* at rest twice in a row: closed */
 
 /* Loop priorities: libevent runs only the most urgent level that is ready. */
 #define SRV_PRI_REQUEST		0	/* the listener, unattached clients */
@@ -89,6 +90,9 @@ struct srv_session {
 	int			 killing;	/* 1 stop, 2 stop and remove */
 	int			 headless;	/* holt run's, not opened */
 	struct server_watch	*watch;		/* while a client wants files */
+	cJSON			*rest;		/* at rest: what ls shows */
+	off_t			 rest_size;	/* of its log, when read */
+	int			 idle_ticks;	/* at rest for so many */
 	struct srv_session	*next;
 };
 
@@ -98,6 +102,7 @@ static struct event		*srv_listener_pause;
 static struct srv_client	*srv_clients;
 static struct srv_client	*srv_dead;	/* dropped, not freed yet */
 static struct event		*srv_reaper;
+static struct event		*srv_parker;
 static struct srv_session	*srv_sessions;
 static unsigned int		 srv_next_id = 1;
 static char			*srv_path;
@@ -471,10 +476,97 @@ srv_session_new(const char *name)
  * taken over unless asked (attach, send...: explicit): it is known,
  * without an agent, and ls says whether holt run runs it now.
  */
+/* The size of a session's log: another process may have written it. */
+static off_t
+srv_log_size(const char *name)
+{
+	char		*dir = session_dir(name), *path;
+	struct stat	 sb;
+	off_t		 size = -1;
+
+	path = paths_join(dir, "events.jsonl");
+	if (stat(path, &sb) == 0)
+		size = sb.st_size;
+	free(path);
+	free(dir);
+	return size;
+}
+
+/* Read what ls shows of a session at rest: 1, 0 not at rest, -1 error. */
+static int
+srv_session_rest(struct srv_session *s, char **cause)
+{
+	cJSON	*info;
+	off_t	 size = srv_log_size(s->name);
+	int	 rc;
+
+	if ((rc = session_at_rest(s->name, &info, cause)) == 1) {
+		cJSON_Delete(s->rest);
+		s->rest = info;
+		s->rest_size = size;
+	}
+	return rc;
+}
+
+/*
+ * Close the agent of a session at rest (no run, nothing asked, no client):
+ * its log, its lock and its history are let go, and what ls shows of it
+ * stays. The next request that needs it opens it again.
+ */
+static void
+srv_session_park(struct srv_session *s)
+{
+	cJSON	*info = agent_state_json(s->agent);
+
+	cJSON_DeleteItemFromObjectCaseSensitive(info, "steps");
+	cJSON_DeleteItemFromObjectCaseSensitive(info, "pending");
+	cJSON_AddBoolToObject(info, "at_rest", 1);
+	cJSON_Delete(s->rest);
+	s->rest = info;
+	s->rest_size = srv_log_size(s->name);
+	server_watch_free(s->watch);
+	s->watch = NULL;
+	evtimer_del(s->approval_timer);
+	agent_free(s->agent);
+	s->agent = NULL;
+	s->idle_ticks = 0;
+}
+
+static int
+srv_session_has_clients(struct srv_session *s)
+{
+	struct srv_client	*c;
+
+	for (c = srv_clients; c != NULL; c = c->next) {
+		if (c->attached == s && !c->dead)
+			return 1;
+	}
+	return 0;
+}
+
+/* Every SRV_PARK_MS: sessions at rest that long are closed. */
+static void
+srv_park_check(evutil_socket_t fd, short what, void *arg)
+{
+	struct srv_session	*s;
+	struct timeval		 tv = { SRV_PARK_MS / 1000,
+				    (SRV_PARK_MS % 1000) * 1000 };
+
+	for (s = srv_sessions; s != NULL; s = s->next) {
+		if (s->agent == NULL || s->killing ||
+		    !agent_at_rest(s->agent) || srv_session_has_clients(s))
+			s->idle_ticks = 0;
+		else if (++s->idle_ticks > 1)
+			srv_session_park(s);
+	}
+	evtimer_add(srv_parker, &tv);
+}
+
 static struct srv_session *
 srv_session_open(const char *name, int explicit, char **cause)
 {
 	struct srv_session	*s;
+	int			 rc;
 
 	if ((s = srv_session_find(name)) != NULL && s->agent != NULL)
 		return s;
@@ -492,12 +584,23 @@ srv_session_open(const char *name, int explicit, char **cause)
 		s->headless = 1;
 		return s;
 	}
+	/* At rest: nothing to carry on, so nothing held until asked. */
+	if (!explicit && (rc = srv_session_rest(s, cause)) != 0) {
+		if (rc == 1)
+			return s;
+		s->error = xstrdup(*cause);
+		log_warnx("%s", *cause);
+		return NULL;
+	}
 	s->agent = agent_open(name, srv_base, &srv_agent_cb, s, cause);
 	if (s->agent == NULL) {
 		s->error = xstrdup(*cause);
 		log_warnx("%s", *cause);
 		return NULL;
 	}
+	cJSON_Delete(s->rest);
+	s->rest = NULL;
+	s->idle_ticks = 0;
 	agent_start(s->agent);
 	return s;
 }
@@ -530,11 +633,31 @@ srv_session_close(struct srv_session *s)
 	}
 	server_watch_free(s->watch);
 	agent_free(s->agent);
+	cJSON_Delete(s->rest);
 	event_free(s->approval_timer);
 	event_free(s->kill_timer);
 	free(s->error);
 	free(s->name);
 	free(s);
+}
+
+/* What ls shows of a session at rest, its sandbox's state as it is now. */
+static cJSON *
+srv_rest_info(struct srv_session *s)
+{
+	cJSON		*info = cJSON_Duplicate(s->rest, 1);
+	struct sandbox	*sbx;
+	char		*cause = NULL;
+
+	cJSON_DeleteItemFromObjectCaseSensitive(info, "sandbox_state");
+	if (json_str(info, "sandbox") != NULL && (sbx =
+	    sandbox_open(json_str(info, "sandbox"), &cause)) != NULL) {
+		cJSON_AddStringToObject(info, "sandbox_state",
+		    sandbox_state_name(sandbox_state(sbx)));
+		sandbox_free(sbx);
+	}
+	free(cause);
+	return info;
 }
 
 static cJSON *
@@ -546,6 +669,8 @@ srv_session_info(struct srv_session *s)
 
 	if (s->agent != NULL)
 		info = agent_state_json(s->agent);
+	else if (s->rest != NULL)
+		info = srv_rest_info(s);
 	else if (s->headless) {
 		info = cJSON_CreateObject();
 		cJSON_AddStringToObject(info, "name", s->name);
@@ -629,8 +754,11 @@ srv_do_ls(struct srv_client *c)
 		s = srv_session_find(names[i]);
 		if ((s == NULL || (s->agent == NULL && !s->killing &&
 		    !s->headless && session_locked(names[i]) == 0 &&
-		    s->error != NULL && strstr(s->error, "another holt") !=
-		    NULL)) && srv_session_open(names[i], 0, &cause) == NULL) {
+		    ((s->error != NULL && (strstr(s->error, "another holt") !=
+		    NULL || strstr(s->error, "too many open files") != NULL)) ||
+		    (s->rest != NULL && srv_log_size(names[i]) !=
+		    s->rest_size)))) &&
+		    srv_session_open(names[i], 0, &cause) == NULL) {
 			free(cause);
 			cause = NULL;
 		}
@@ -1248,6 +1376,8 @@ server_main(int foreground)
 	event_add(srv_listener, NULL);
 	srv_listener_pause = evtimer_new(srv_base, srv_accept_resume, NULL);
 	srv_reaper = event_new(srv_base, -1, 0, srv_reap, NULL);
+	srv_parker = evtimer_new(srv_base, srv_park_check, NULL);
+	srv_park_check(-1, 0, NULL);
 	event_priority_set(srv_reaper, SRV_PRI_REQUEST);
 	ev_term = evsignal_new(srv_base, SIGTERM, srv_signal, NULL);
 	ev_int = evsignal_new(srv_base, SIGINT, srv_signal, NULL);
@@ -1279,10 +1409,12 @@ server_main(int foreground)
 	srv_reap(-1, 0, NULL);
 	event_free(srv_reaper);
 	srv_reaper = NULL;
+	event_free(srv_parker);
 	while (srv_sessions != NULL) {
 		struct srv_session *s = srv_sessions;
 		srv_sessions = s->next;
 		agent_free(s->agent);
+		cJSON_Delete(s->rest);
 		event_free(s->approval_timer);
 		event_free(s->kill_timer);
 		free(s->error);

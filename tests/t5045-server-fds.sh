@@ -1,7 +1,8 @@
 #!/bin/sh
-# File descriptors: the server raises its soft limit to the hard one (each
-# session holds a log and a lock), and when it runs out anyway a session
-# says so, never that its sandbox is gone.
+# File descriptors: the server raises its soft limit to the hard one; a
+# session holds its log and lock only while it is active (a run, a client,
+# a question), so thousands of idle ones fit in a low limit; and when it
+# runs out anyway a session says so, never that its sandbox is gone.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/lib-engine.sh"
 
@@ -24,7 +25,21 @@ test_expect_success 'the server raises its soft limit on open files to the hard 
 	fi
 '
 
-test_expect_success BWRAP 'out of file descriptors is reported as that' '
+PROTO="python3 $TEST_DIRECTORY/proto-client.py"
+SOCK=$HOLT_HOME/run/$HOLT_SOCKET
+SESS=$HOLT_HOME/data/sessions
+
+# How many sessions the server holds at rest.
+at_rest() {
+	holt ls --json | grep -o "\"at_rest\":true" | wc -l
+}
+
+# The server's descriptors open on a file of session $1.
+session_fds() {
+	ls -l /proc/$(server_pid)/fd 2>/dev/null | grep -c "/sessions/$1/" || :
+}
+
+test_expect_success BWRAP 'setup: twelve finished sessions' '
 	cat >hi.json <<-\EOF &&
 	{ "turns": [ { "text": "hi", "tool_calls": [] } ] }
 	EOF
@@ -32,11 +47,62 @@ test_expect_success BWRAP 'out of file descriptors is reported as that' '
 		holt new -d -s fd$i --model script:hi.json "hello" >/dev/null ||
 			exit 1
 	done &&
-	test_wait_for 600 "test \$(holt ls | grep -c \" finished \") = 12" &&
+	test_wait_for 600 "test \$(holt ls | grep -c \" finished \") = 12"
+' && test_set_prereq TWELVE
+
+test_expect_success TWELVE 'a session at rest holds no descriptor, and says it is at rest' '
+	test_wait_for 100 "test \$(at_rest) = 12" &&
+	test "$(session_fds fd1)" = 0 &&
+	holt ls >ls &&
+	test "$(grep -c "^fd.* finished " ls)" = 12
+'
+
+test_expect_success TWELVE 'attaching opens it again; its history is all there, in order' '
+	$PROTO --until snapshot "$SOCK" send "{\"type\":\"hello\",\"version\":1}" \
+		"{\"type\":\"attach\",\"session\":\"fd1\",\"last\":100000}" >attach &&
+	grep "\"type\": \"snapshot\"" attach &&
+	python3 -c "
+import json, sys
+snap = [json.loads(l) for l in open(\"attach\") if \"snapshot\" in l][0]
+seqs = [e[\"seq\"] for e in snap[\"events\"] if \"seq\" in e]
+log = [json.loads(l)[\"seq\"] for l in open(sys.argv[1])]
+assert seqs == log, (seqs, log)
+" "$SESS/fd1/events.jsonl" &&
+	test_wait_for 100 "test \$(session_fds fd1) = 0"
+'
+
+test_expect_success TWELVE 'out of file descriptors is reported as that' '
 	holt kill-server &&
 	(ulimit -n 24 && holt ls --json >ls.json 2>ls.err) &&
-	grep "too many open files" ls.json &&
-	! grep "is gone" ls.json &&
+	! grep "\"error\"" ls.json &&
+	opens= &&
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		opens="$opens {\"type\":\"open\",\"session\":\"fd$i\"}"
+	done &&
+	$PROTO --wait 2 "$SOCK" send "{\"type\":\"hello\",\"version\":1}" \
+		$opens >opens &&
+	grep "too many open files" opens &&
+	! grep "is gone" opens &&
+	holt ls >ls &&
+	! grep " error " ls &&
+	holt kill-server
+'
+
+test_expect_success TWELVE '2,000 idle sessions under a soft limit of 256: no descriptor error' '
+	python3 -c "
+import os, shutil, sys
+d = sys.argv[1]
+meta = open(d + \"/fd1/session.json\").read()
+for i in range(1, 2001):
+    os.mkdir(\"%s/idle%d\" % (d, i))
+    open(\"%s/idle%d/session.json\" % (d, i), \"w\").write(
+        meta.replace(\"\\\"fd1\\\"\", \"\\\"idle%d\\\"\" % i))
+    shutil.copy(d + \"/fd1/events.jsonl\", \"%s/idle%d/\" % (d, i))
+" "$SESS" &&
+	(ulimit -n 256 && holt ls >ls 2>ls.err) &&
+	test "$(grep -c "^idle.* finished " ls)" = 2000 &&
+	! grep " error " ls &&
+	test "$(ls /proc/$(server_pid)/fd | wc -l)" -lt 64 &&
 	holt kill-server
 '
 
