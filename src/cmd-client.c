@@ -579,6 +579,29 @@ struct cmd_log_opts {
 	const char	*otlp;		/* --otlp URL */
 };
 
+struct cmd_log_print {
+	int		 json;
+	struct buf	*b;
+};
+
+static void
+cmd_log_print(void *arg, cJSON *ev)
+{
+	struct cmd_log_print	*lp = arg;
+	char			*out;
+
+	if (lp->json) {
+		out = json_print(ev);
+		utf8_vis_print(stdout, UTF8_VIS_JSON, "%s\n", out);
+		free(out);
+	} else {
+		buf_reset(lp->b);
+		cmd_format_event(ev, lp->b);
+		fputs(buf_str(lp->b), stdout);
+	}
+	cJSON_Delete(ev);
+}
+
 static int
 cmd_log_opt(int ch, const char *optarg, void *arg)
 {
@@ -649,11 +672,12 @@ cmd_log_exec(int argc, char **argv)
 		{ NULL, 0, NULL, 0 }
 	};
 	const char	*name;
-	char		*dir, *path, *cause = NULL, *warning = NULL, *out;
+	char		*dir, *path, *cause = NULL, *warning = NULL;
 	int		 r;
 	struct cmd_log_opts flags = { 0, 0, NULL };
 	cJSON		*events, *ev;
 	struct buf	 b = BUF_INIT, pending = BUF_INIT;
+	struct cmd_log_print	 lp;
 	FILE		*f;
 	char		 tmp[65536];
 	size_t		 n;
@@ -672,33 +696,35 @@ cmd_log_exec(int argc, char **argv)
 		fprintf(stderr, "holt: session '%s': no such session\n", name);
 		return EXIT_USAGE;
 	}
-	if ((events = eventlog_read(name, &warning, &cause)) == NULL) {
-		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
-		free(cause);
-		return EXIT_ERR;
-	}
-	if (warning != NULL) {
-		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", warning);
-		free(warning);
-	}
 	if (flags.otlp != NULL) {
+		if ((events = eventlog_read(name, &warning, &cause)) == NULL) {
+			utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n",
+			    cause);
+			free(cause);
+			return EXIT_ERR;
+		}
+		free(warning);
 		r = cmd_log_otlp(name, events, flags.otlp);
 		cJSON_Delete(events);
 		return r;
 	}
-	cJSON_ArrayForEach(ev, events) {
-		if (flags.json) {
-			out = json_print(ev);
-			utf8_vis_print(stdout, UTF8_VIS_JSON, "%s\n", out);
-			free(out);
-		} else {
-			buf_reset(&b);
-			cmd_format_event(ev, &b);
-			fputs(buf_str(&b), stdout);
-		}
+	/* One line at a time: a long session's log is never all in memory. */
+	lp.json = flags.json;
+	lp.b = &b;
+	if (eventlog_scan(name, NULL, cmd_log_print, &lp, &warning,
+	    &cause) != 0) {
+		fflush(stdout);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", cause);
+		free(cause);
+		buf_release(&b);
+		return EXIT_ERR;
+	}
+	if (warning != NULL) {
+		fflush(stdout);
+		utf8_vis_print(stderr, UTF8_VIS_TEXT, "holt: %s\n", warning);
+		free(warning);
 	}
 	fflush(stdout);
-	cJSON_Delete(events);
 	if (!flags.follow) {
 		buf_release(&b);
 		return EXIT_OK;
