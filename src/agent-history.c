@@ -140,6 +140,7 @@ history_wants(void *arg, const struct eventlog_line *l)
 	if (hr->cb->history(t)) {
 		/* Parsed now: what decides what is dropped, and steps. */
 		if (strcmp(t, "context.compacted") == 0 ||
+		    strcmp(t, "conversation.cleared") == 0 ||
 		    strcmp(t, "checkpoint.taken") == 0 ||
 		    strcmp(t, "session.rewound") == 0 ||
 		    strcmp(t, "session.forked") == 0)
@@ -177,6 +178,8 @@ history_event(void *arg, cJSON *ev, const struct eventlog_line *l)
 	if (strcmp(t, "context.compacted") == 0 &&
 	    json_str(ev, "summary") != NULL)
 		history_drop(hr, through);
+	else if (strcmp(t, "conversation.cleared") == 0)
+		history_drop(hr, l->seq);	/* nothing before it is sent */
 }
 
 int

@@ -4,8 +4,8 @@
  *
  * The log is walked once. Lines of the conversation are not parsed when
  * met: their place in the file is noted, and a compaction drops the notes
- * its summary covers (but for the kinds kept: user messages and the
- * like). What is left is parsed at the end, or when a rewind needs the
+ * its summary covers, a /clear those before it (but for the kinds kept:
+ * user messages and the like). What is left is parsed at the end, or when a rewind needs the
  * history as it stands, and handed to add in the log's order.
  */
 #ifndef AGENT_HISTORY_H

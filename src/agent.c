@@ -307,13 +307,16 @@ agent_history_step(struct agent *a, cJSON *ck)
 
 	if (id == NULL || a->history->child == NULL)
 		return;
-	for (ev = a->history->child->prev; ev != NULL; ev = ev->prev) {
+	/* Back from the last (cJSON's first item's prev is the last). */
+	for (ev = a->history->child->prev; ; ev = ev->prev) {
 		if (strcmp(json_str(ev, "type"), "tool.call") == 0 &&
 		    json_str(ev, "call_id") != NULL &&
 		    strcmp(json_str(ev, "call_id"), id) == 0) {
 			history_step_note(ck, ev);
 			return;
 		}
+		if (ev == a->history->child)
+			return;
 	}
 }
 
@@ -394,13 +397,18 @@ static int
 agent_compacted_after(struct agent *a, uint64_t seq)
 {
 	const cJSON	*ev;
+	const char	*type;
 
-	for (ev = a->history->child != NULL ? a->history->child->prev : NULL;
-	    ev != NULL && (uint64_t)json_num(ev, "seq", 0) > seq;
-	    ev = ev->prev) {
-		if (strcmp(json_str(ev, "type"), "context.compacted") == 0 ||
-		    strcmp(json_str(ev, "type"), "conversation.cleared") == 0)
+	if (a->history->child == NULL)
+		return 0;
+	for (ev = a->history->child->prev; json_num(ev, "seq", 0) >
+	    (double)seq; ev = ev->prev) {
+		type = json_str(ev, "type");
+		if (strcmp(type, "context.compacted") == 0 ||
+		    strcmp(type, "conversation.cleared") == 0)
 			return 1;
+		if (ev == a->history->child)
+			break;
 	}
 	return 0;
 }

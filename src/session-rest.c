@@ -37,6 +37,7 @@ rest_wants(void *arg, const struct eventlog_line *l)
 	return strcmp(type, "user.message") == 0 ||
 	    strcmp(type, "run.finished") == 0 ||
 	    strcmp(type, "context.compacted") == 0 ||
+	    strcmp(type, "conversation.cleared") == 0 ||
 	    strcmp(type, "session.rewound") == 0 ||
 	    strcmp(type, "session.forked") == 0;
 }
@@ -58,7 +59,8 @@ rest_event(void *arg, cJSON *ev, const struct eventlog_line *l)
 		    0 ? "finished" : strcmp(reason, "error") == 0 ? "error" :
 		    "idle";
 		r->steps = (int)json_num(ev, "steps", 0);
-	} else if (strcmp(type, "context.compacted") == 0)
+	} else if (strcmp(type, "context.compacted") == 0 ||
+	    strcmp(type, "conversation.cleared") == 0)
 		r->state = "idle";
 	else if (strcmp(type, "session.forked") == 0 ||
 	    json_bool(ev, "conversation", 1)) {
