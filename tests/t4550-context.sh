@@ -272,4 +272,35 @@ test_expect_success BWRAP 'holt compact by hand, with a focus; /model switches t
 	holt kill-server
 '
 
+test_expect_success BWRAP 'a rewind to a step a compaction covers: the conversation read back from the log' '
+	write_script back.json \
+		"{\"tool_calls\": [{\"name\": \"write_file\", \"arguments\": {\"path\": \"n.txt\", \"content\": \"one\"}}]}" \
+		"{\"text\": \"BACK-DONE\", \"tool_calls\": []}" \
+		"{\"text\": \"BACK-MORE-ANSWER\", \"tool_calls\": []}" \
+		"{\"text\": \"again\", \"tool_calls\": []}" &&
+	: >"$HOLT_HOME/config/holt.conf" &&
+	test_when_finished "printf \"context_window = 4000\\n\" >\"$HOLT_HOME/config/holt.conf\"" &&
+	start_mock back.json --idle-exit 60 --log back.log &&
+	holt new -d -s back --repo proj --mode trust --model openai:m \
+		--base-url "$MOCK_URL/v1" "BACK-USER: write" >/dev/null &&
+	test_wait_for 300 "holt ls | grep \"^back .*finished\"" &&
+	holt log -t back | grep "step 1: checkpoint" &&
+	holt compact -t back &&
+	test_wait_for 100 "holt log -t back --json | grep -q context.compacted" &&
+	holt send -t back "BACK-MORE" &&
+	test_wait_for 300 "holt log -t back | grep -c \"run finished\" | grep -q 2" &&
+	holt kill-server &&
+	holt rewind -t back --to 1 --conversation-only &&
+	holt send -t back "BACK-AGAIN" &&
+	test_wait_for 300 "holt log -t back | grep -c \"run finished\" | grep -q 3" &&
+	tail -n 1 back.log >last &&
+	grep "BACK-USER: write" last &&
+	grep "BACK-AGAIN" last &&
+	grep "rewound the session" last &&
+	! grep "Summary: the work so far" last &&
+	! grep "BACK-MORE" last &&
+	! grep "BACK-DONE" last &&
+	holt kill-server
+'
+
 test_done
