@@ -105,12 +105,16 @@ n=0
 while [ $n -lt 300 ] && ! holt ls | grep -q '^s0 .*finished'; do sleep 0.1; n=$((n + 1)); done
 holt kill-server
 rm -rf "$HOLT_HOME/data/sessions/big"
-for i in $(seq 1 1999); do
-	mkdir -p "$HOLT_HOME/data/sessions/s$i"
-	sed "s/\"s0\"/\"s$i\"/" "$HOLT_HOME/data/sessions/s0/session.json" \
-		>"$HOLT_HOME/data/sessions/s$i/session.json"
-	cp "$HOLT_HOME/data/sessions/s0/events.jsonl" "$HOLT_HOME/data/sessions/s$i/"
-done
+python3 - "$HOLT_HOME/data/sessions" <<-\PY
+	import os, shutil, sys
+	d = sys.argv[1]
+	meta = open(d + "/s0/session.json").read()
+	for i in range(1, 2000):
+	    os.mkdir("%s/s%d" % (d, i))
+	    open("%s/s%d/session.json" % (d, i), "w").write(
+	        meta.replace('"s0"', '"s%d"' % i))
+	    shutil.copy(d + "/s0/events.jsonl", "%s/s%d/" % (d, i))
+	PY
 t0=$(now); (ulimit -n 256; holt ls >ls.out.$$); t1=$(now)
 errs=$(grep -c ' error ' ls.out.$$)
 echo "2,000 idle sessions, soft limit 256: open in $(( (t1 - t0) / 1000000 )) ms, server RSS $(rss_of $(spid)) KB (budget 65536 KB; with no session $base_rss KB), $errs in error, fds $(ls /proc/$(spid)/fd | wc -l)"

@@ -3500,9 +3500,15 @@ agent_run_active(struct agent *a)
 	return a->run_active;
 }
 
+/*
+ * A script: model that has answered keeps its place in the script in
+ * memory only (model-script.c): closing its session would lose it.
+ */
 int
 agent_at_rest(struct agent *a)
 {
+	if (a->model != NULL && *model_url(a->model) == '\0')
+		return 0;
 	return !a->run_active && a->req == NULL && a->tool == NULL &&
 	    !a->compacting && !a->compact_pending && a->host_asks == NULL &&
 	    a->log_error == NULL && (a->state == AGENT_IDLE ||

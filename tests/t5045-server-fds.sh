@@ -5,6 +5,7 @@
 # runs out anyway a session says so, never that its sandbox is gone.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/lib-engine.sh"
+. "$TEST_DIRECTORY/lib-mock-llm.sh"
 
 server_pid() {
 	pgrep -f "holt -L $HOLT_SOCKET server -f" | head -n 1
@@ -39,13 +40,15 @@ session_fds() {
 	ls -l /proc/$(server_pid)/fd 2>/dev/null | grep -c "/sessions/$1/" || :
 }
 
+# Over HTTP: a script: model keeps its session open (its place in the
+# script is in memory only).
 test_expect_success BWRAP 'setup: twelve finished sessions' '
-	cat >hi.json <<-\EOF &&
-	{ "turns": [ { "text": "hi", "tool_calls": [] } ] }
-	EOF
+	write_script hi.json $(for i in $(seq 1 12); do
+		echo "{\"text\":\"hi\",\"tool_calls\":[]}"; done) &&
+	start_mock hi.json --idle-exit 600 &&
 	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
-		holt new -d -s fd$i --model script:hi.json "hello" >/dev/null ||
-			exit 1
+		holt new -d -s fd$i --model openai:m --base-url "$MOCK_URL/v1" \
+			"hello" >/dev/null || exit 1
 	done &&
 	test_wait_for 600 "test \$(holt ls | grep -c \" finished \") = 12"
 ' && test_set_prereq TWELVE
