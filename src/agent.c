@@ -2412,6 +2412,23 @@ agent_open_other(void *arg, const struct eventlog_line *l)
 	return strcmp(l->type, "instructions.loaded") == 0;
 }
 
+/* What the live traces were fed: the conversation's events and usage. */
+static int
+agent_otlp_wants(const char *type)
+{
+	return history_type(type) || strcmp(type, "model.usage") == 0 ||
+	    strcmp(type, "instructions.loaded") == 0;
+}
+
+static void
+agent_otlp_event(void *arg, cJSON *ev)
+{
+	struct agent	*a = arg;
+
+	otlp_trace_feed(a->otlp, ev, NULL);	/* sent already */
+	cJSON_Delete(ev);
+}
+
 /* An event of the log, at agent_open: the totals and what it last read. */
 static void
 agent_open_note(void *arg, const cJSON *ev)
@@ -2419,8 +2436,6 @@ agent_open_note(void *arg, const cJSON *ev)
 	struct agent	*a = arg;
 	const char	*type = json_str(ev, "type");
 
-	if (a->otlp != NULL)
-		otlp_trace_feed(a->otlp, ev, NULL);	/* sent already */
 	if (strcmp(type, "model.usage") == 0) {
 		a->in_tok += (long long)json_num(ev, "input_tokens", 0);
 		a->out_tok += (long long)json_num(ev, "output_tokens", 0);
@@ -2717,6 +2732,15 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 		a->otlp_endpoint = xstrdup(config_get("otel_endpoint"));
 		a->otlp = otlp_trace_new(name, sbx, agent_model_spec(a));
 	}
+	/*
+	 * The traces go on where they stood: every event they saw, in order
+	 * (a walk of its own: tracing is asked for, and rare).
+	 */
+	if (a->otlp != NULL && eventlog_scan(name, agent_otlp_wants,
+	    agent_otlp_event, a, &warning, cause) != 0)
+		goto fail;
+	free(warning);
+	warning = NULL;
 	/* One line at a time, keeping only what the conversation needs. */
 	a->cx = context_new(agent_model_spec(a));
 	if (history_read(name, a->log, &agent_open_cb, a, &warning,
