@@ -641,7 +641,11 @@ srv_session_close(struct srv_session *s)
 	free(s);
 }
 
-/* What ls shows of a session at rest, its sandbox's state as it is now. */
+/*
+ * What ls shows of a session at rest, its sandbox's state as it is now if
+ * the sandbox is on this machine (another one is never waited on: what
+ * was known when the session came to rest stays).
+ */
 static cJSON *
 srv_rest_info(struct srv_session *s)
 {
@@ -649,11 +653,14 @@ srv_rest_info(struct srv_session *s)
 	struct sandbox	*sbx;
 	char		*cause = NULL;
 
-	cJSON_DeleteItemFromObjectCaseSensitive(info, "sandbox_state");
 	if (json_str(info, "sandbox") != NULL && (sbx =
 	    sandbox_open(json_str(info, "sandbox"), &cause)) != NULL) {
-		cJSON_AddStringToObject(info, "sandbox_state",
-		    sandbox_state_name(sandbox_state(sbx)));
+		if (strcmp(sandbox_provider_spec(sbx), "local") == 0) {
+			cJSON_DeleteItemFromObjectCaseSensitive(info,
+			    "sandbox_state");
+			cJSON_AddStringToObject(info, "sandbox_state",
+			    sandbox_state_name(sandbox_state(sbx)));
+		}
 		sandbox_free(sbx);
 	}
 	free(cause);
