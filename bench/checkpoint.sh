@@ -86,6 +86,7 @@ for r in 1 2 3 4 5 6 7; do
 	gt="$gt $(ms "$a" "$b")"
 done
 med() { echo "$@" | tr " " "\n" | sed "/^$/d" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+ratio() { echo "$1 $2" | awk '{ printf "%.2f", ($2 > 0 ? $1 / $2 : 0) }'; }
 fsync_ms=$(python3 -c "
 import os, time
 f = os.open('$REF/fs', os.O_WRONLY | os.O_CREAT | os.O_APPEND)
@@ -94,8 +95,8 @@ for i in range(20):
     os.write(f, b'x' * 200); os.fdatasync(f)
 print('%.1f' % ((time.time() - t) / 20 * 1e3))")
 echo "checkpoint, 10 of 10,000 files changed: $(med $ck) ms wall, $(med $cpu) ms CPU (budget 20 ms; the CLI's start alone: $floor ms)"
-echo "  of which two syncs (the journal of new objects, the list) make it durable; one fdatasync here: $fsync_ms ms"
-echo "  git add -A && git commit of the same change: $(med $gt) ms"
+echo "  of which one sync (the journal of its new objects and list line) makes it durable; one fdatasync here: $fsync_ms ms"
+echo "  git add -A && git commit of the same change: $(med $gt) ms (holt/git: $(ratio $(med $ck) $(med $gt)))"
 
 # Rewind of that change: the files alone (stopped), then with stop/start.
 last=$(holt sandbox checkpoint bench --list | tail -n 1 | cut -d" " -f1)
@@ -107,7 +108,15 @@ for r in 1 2 3 4 5; do
 	rw="$rw $(ms "$a" "$b")"
 	holt sandbox restore bench $last
 done
+# The reference: git checkout of the commit before, and back.
+gr=""
+for r in 1 2 3 4 5; do
+	a=$(now); git -C "$REF/ws" checkout -q HEAD~1 2>/dev/null; b=$(now)
+	gr="$gr $(ms "$a" "$b")"
+	git -C "$REF/ws" checkout -q - 2>/dev/null
+done
 echo "rewind of that change, files only (sandbox stopped): $(med $rw) ms (budget 100 ms)"
+echo "  git checkout of the commit before: $(med $gr) ms (holt/git: $(ratio $(med $rw) $(med $gr)))"
 holt sandbox start bench
 rw=""
 for r in 1 2 3; do
@@ -160,7 +169,7 @@ cpa=$(ms "$a" "$b")
 reflink=no
 touch "$fws.r1" && cp --reflink=always "$fws.r1" "$fws.r2" 2>/dev/null && reflink=yes
 echo "fork of a ${FORK_MB} MB workspace: $fk ms (budget 1000 ms with reflinks; on $fsname, reflinks: $reflink)"
-echo "  cp -a of it there: $cpa ms"
+echo "  cp -a of it there: $cpa ms (holt/cp -a: $(ratio $fk $cpa))"
 rm -rf "$fws.cp-a" "$fws.r1" "$fws.r2"
 HOLT_HOME=$FHOME holt sandbox rm bigfork2 >/dev/null
 HOLT_HOME=$FHOME holt sandbox rm bigfork >/dev/null
@@ -175,4 +184,4 @@ done
 store=$(awk 'NR == 1 { s = $6 } /^[+]/ { s += $6 } END { print s }' \
 	"$HOLT_HOME/data/sandboxes/$did/checkpoints/list")
 du=$(du -sk "$HOLT_HOME/data/sandboxes/$did/checkpoints" | cut -f1)
-echo "100 checkpoints of a 1 MB file rewritten each step: $((store / 1048576)) MB of objects, $((du / 1024)) MB on disk (budget 110 MB; the 100 versions themselves: 100 MB)"
+echo "100 checkpoints of a 1 MB file rewritten each step: $((store / 1048576)) MB of objects, $((du / 1024)) MB on disk with the journal and index (budget 110 MB; the 100 versions themselves: 100 MB; on disk/versions: $(ratio $du 102400))"

@@ -28,6 +28,7 @@ struct ckpt_pending {
 	char		 path[68];	/* xx/yyyy... */
 	uint64_t	 size;
 	int		 fd;		/* open until synced, for the first few */
+	int		 skip;		/* there already, or twice in the queue */
 };
 
 /* One entry of a tree object. */
@@ -108,16 +109,20 @@ uint64_t ckpt_fnv(const char *);
 int	 ckpt_obj_put_mem(struct checkpoint_store *, const void *, size_t,
 	     char hash[65]);
 int	 ckpt_obj_put_fd(struct checkpoint_store *, int fd, char hash[65]);
-int	 ckpt_obj_flush(struct checkpoint_store *, uint64_t *added);
+uint64_t ckpt_obj_new_bytes(struct checkpoint_store *);
+int	 ckpt_obj_flush(struct checkpoint_store *, const char *line,
+	     int *journalled);
 void	 ckpt_obj_abort(struct checkpoint_store *);
 /* Sync the whole store and empty the journal (a copy shares objects). */
 int	 ckpt_journal_clear(struct checkpoint_store *);
 /* The names in a directory, sorted, without . and .. (NULL: errno). */
 char	**ckpt_names(int fd, size_t *n);
 long long ckpt_now_ns(void);
-/* Add a checkpoint taken to the list, durably. */
+/* A checkpoint's line in the list, and adding it (synced unless the
+ * journal holds it already). */
+char	*ckpt_list_line(const struct checkpoint_info *);
 int	 ckpt_list_add(struct checkpoint_store *, const struct checkpoint_info *,
-	     char **cause);
+	     int sync, char **cause);
 int	 ckpt_obj_open(struct checkpoint_store *, const char *hash);
 char	*ckpt_obj_read(struct checkpoint_store *, const char *hash, size_t *);
 int	 ckpt_tree_read(struct checkpoint_store *, const char *hash,

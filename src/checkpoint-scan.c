@@ -497,8 +497,9 @@ ckpt_take(struct checkpoint_store *st, struct checkpoint_info *ci, int record,
 {
 	struct scan	 sc;
 	struct buf	 commit = BUF_INIT;
+	char		*line;
 	size_t		 i;
-	int		 rc = -1;
+	int		 rc = -1, journalled;
 
 	memset(&sc, 0, sizeof sc);
 	memset(ci, 0, sizeof *ci);
@@ -517,17 +518,23 @@ ckpt_take(struct checkpoint_store *st, struct checkpoint_info *ci, int record,
 		    strerror(errno));
 		goto out;
 	}
-	if (ckpt_obj_flush(st, &sc.added) != 0) {
-		sc.error = xprintf("cannot sync the store: %s", strerror(errno));
-		goto out;
-	}
+	sc.added = ckpt_obj_new_bytes(st);
 	ci->id = record ? st->next : 0;
 	ci->time_ms = json_now_ms();
 	ci->files = sc.files;
 	ci->changed = sc.changed;
 	ci->bytes = sc.added;
+	line = record ? ckpt_list_line(ci) : NULL;
+	rc = ckpt_obj_flush(st, line, &journalled);
+	free(line);
+	if (rc != 0) {
+		rc = -1;
+		sc.error = xprintf("cannot sync the store: %s", strerror(errno));
+		goto out;
+	}
+	rc = -1;
 	st->total += sc.added;
-	if (record && ckpt_list_add(st, ci, cause) != 0)
+	if (record && ckpt_list_add(st, ci, !journalled, cause) != 0)
 		goto done;
 	rc = 0;
 	goto done;

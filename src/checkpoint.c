@@ -213,7 +213,7 @@ journal_open(struct checkpoint_store *st)
 
 /* Append the pending objects' bytes to the journal and sync it once. */
 static int
-journal_write(struct checkpoint_store *st)
+journal_write(struct checkpoint_store *st, const char *line)
 {
 	struct ckpt_pending	*p;
 	struct buf		 b = BUF_INIT;
@@ -236,6 +236,8 @@ journal_write(struct checkpoint_store *st)
 	chunk = xmalloc(COPY_CHUNK);
 	for (i = 0; i < st->npending; i++) {
 		p = &st->pending[i];
+		if (p->skip)
+			continue;
 		buf_addf(&b, "o %.2s%s %llu\n", p->path, p->path + 3,
 		    (unsigned long long)p->size);
 		for (off = 0; (uint64_t)off < p->size; off += r) {
@@ -251,6 +253,8 @@ journal_write(struct checkpoint_store *st)
 		}
 	}
 	free(chunk);
+	if (line != NULL)
+		buf_addf(&b, "l %s", line);
 	if (file_write_all(fd, b.data, b.len) != 0 || fdatasync(fd) != 0)
 		goto out;
 	/* A new journal's name must last too (once per journal). */
@@ -311,30 +315,65 @@ pending_close(struct checkpoint_store *st)
 	}
 }
 
+static int
+pending_cmp(const void *va, const void *vb)
+{
+	const struct ckpt_pending	*a = va, *b = vb;
+
+	return strcmp(a->path, b->path);
+}
+
 /*
- * Make the objects queued since the last flush durable and give them
- * their names; *added is the bytes of those that were new.
+ * The bytes the queued objects add to the store: those not there yet,
+ * each once (the others are marked to be dropped).
  */
-int
-ckpt_obj_flush(struct checkpoint_store *st, uint64_t *added)
+uint64_t
+ckpt_obj_new_bytes(struct checkpoint_store *st)
 {
 	struct ckpt_pending	*p;
 	struct stat		 sb;
+	uint64_t		 added = 0;
+	size_t			 i;
+
+	if (st->npending > 1)
+		qsort(st->pending, st->npending, sizeof *st->pending,
+		    pending_cmp);
+	for (i = 0; i < st->npending; i++) {
+		p = &st->pending[i];
+		p->skip = (i > 0 && strcmp(p[-1].path, p->path) == 0) ||
+		    fstatat(st->objfd, p->path, &sb, AT_SYMLINK_NOFOLLOW) == 0;
+		if (!p->skip)
+			added += p->size;
+	}
+	return added;
+}
+
+/*
+ * Make the objects queued since the last flush durable and give them
+ * their names (ckpt_obj_new_bytes first). A list line (NULL: none) goes
+ * into the journal with them; *journalled says whether it did (else the
+ * caller syncs the list itself).
+ */
+int
+ckpt_obj_flush(struct checkpoint_store *st, const char *line, int *journalled)
+{
+	struct ckpt_pending	*p;
 	char			 d[3];
 	size_t			 i, n = st->npending;
 	int			 saved, many, rc = 0;
 
-	*added = 0;
+	*journalled = 0;
 	if (n == 0)
 		return 0;
 	many = n > SYNC_EACH_MAX || pending_bytes(st) > JOURNAL_BATCH;
-	if (many ? syncfs(st->objfd) != 0 : journal_write(st) != 0)
+	if (many ? syncfs(st->objfd) != 0 : journal_write(st, line) != 0)
 		goto fail;
+	*journalled = !many && line != NULL;
 	pending_close(st);
 	for (i = 0; i < n; i++) {
 		p = &st->pending[i];
-		if (fstatat(st->objfd, p->path, &sb, AT_SYMLINK_NOFOLLOW) == 0) {
-			unlinkat(st->objfd, p->tmp, 0);	/* twice in one go */
+		if (p->skip) {
+			unlinkat(st->objfd, p->tmp, 0);
 			continue;
 		}
 		memcpy(d, p->path, 2);
@@ -343,7 +382,6 @@ ckpt_obj_flush(struct checkpoint_store *st, uint64_t *added)
 			goto fail;
 		if (renameat(st->objfd, p->tmp, st->objfd, p->path) != 0)
 			goto fail;
-		*added += p->size;
 	}
 	free(st->pending);
 	st->pending = NULL;
@@ -357,7 +395,22 @@ fail:
 	saved = errno;
 	obj_drop_pending(st, 0);
 	errno = saved;
+	*journalled = 0;
 	return -1;
+}
+
+/* The list (text) has a line for checkpoint id. */
+static int
+list_has(const char *list, long long id)
+{
+	const char	*p;
+
+	for (p = strchr(list, '\n'); p != NULL; p = strchr(p + 1, '\n')) {
+		if (p[1] == '+' ? strtoll(p + 2, NULL, 10) == id :
+		    strtoll(p + 1, NULL, 10) == id && p[1] != '\0')
+			return 1;
+	}
+	return 0;
 }
 
 /* Write one object the journal holds, unless it is there whole. */
@@ -399,6 +452,53 @@ journal_put(struct checkpoint_store *st, const char *hash, const char *data,
 }
 
 /*
+ * The list lines the journal holds ("+ID ..."), appended to the list if
+ * it lost them: those of checkpoints after its header's next (a list
+ * written whole since, by a prune, holds all it keeps) and not in it.
+ */
+static int
+journal_relist(struct checkpoint_store *st, const char *lines)
+{
+	char		*path, *data, *p, *nl, *cut;
+	size_t		 len;
+	long long	 next = 0, id;
+	struct buf	 add = BUF_INIT;
+	int		 fd, rc = 0;
+
+	if (*lines == '\0')
+		return 0;
+	path = xprintf("%s/checkpoints/list", st->sbxdir);
+	if ((data = file_read(path, &len, 0)) == NULL ||
+	    sscanf(data, "holt-checkpoints 1 next %lld", &next) != 1) {
+		free(data);
+		free(path);
+		return 0;	/* none, or corrupt: list_load says so */
+	}
+	/* A torn last line goes: the lines put back start lines of their own. */
+	cut = memrchr(data, '\n', len);
+	len = cut != NULL ? (size_t)(cut + 1 - data) : 0;
+	data[len] = '\0';
+	for (p = (char *)lines; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+		id = strtoll(p + 1, NULL, 10);
+		*nl = '\0';
+		if (id >= next && !list_has(data, id))
+			buf_addf(&add, "%s\n", p);
+		*nl = '\n';
+	}
+	fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1 || ftruncate(fd, (off_t)len) != 0 ||
+	    lseek(fd, 0, SEEK_END) == -1 ||
+	    file_append_sync(fd, add.data != NULL ? add.data : "", add.len) != 0)
+		rc = -1;
+	if (fd != -1)
+		close(fd);
+	buf_release(&add);
+	free(data);
+	free(path);
+	return rc;
+}
+
+/*
  * After a reboot, the objects the journal holds may be lost or torn:
  * write them again from it. Under the boot that wrote it, they are in the
  * page cache or on the disk, and nothing is to be done.
@@ -406,10 +506,11 @@ journal_put(struct checkpoint_store *st, const char *hash, const char *data,
 static int
 journal_replay(struct checkpoint_store *st)
 {
-	char	*data, *p, *end, *nl, id[40], hash[65];
-	size_t	 len, ml = sizeof JOURNAL_MAGIC - 1;
+	struct buf	 lines = BUF_INIT;
+	char		*data, *p, *end, *nl, id[40], hash[65];
+	size_t		 len, ml = sizeof JOURNAL_MAGIC - 1;
 	unsigned long long size;
-	int	 rc = 0;
+	int		 rc = 0;
 
 	if (journal_size(st) == 0)
 		return 0;
@@ -431,13 +532,22 @@ journal_replay(struct checkpoint_store *st)
 	    st->sbxdir);
 	for (p = nl != NULL ? nl + 1 : end; p < end && rc == 0; p = nl + 1 +
 	    size) {
-		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL ||
-		    sscanf(p, "o %64s %llu", hash, &size) != 2 ||
-		    strlen(hash) != 64 || size > (size_t)(end - nl - 1))
+		if ((nl = memchr(p, '\n', (size_t)(end - p))) == NULL)
 			break;	/* the torn end of the last batch */
+		size = 0;
+		if (strncmp(p, "l +", 3) == 0) {
+			buf_add(&lines, p + 2, (size_t)(nl + 1 - (p + 2)));
+			continue;
+		}
+		if (sscanf(p, "o %64s %llu", hash, &size) != 2 ||
+		    strlen(hash) != 64 || size > (size_t)(end - nl - 1))
+			break;
 		rc = journal_put(st, hash, nl + 1, (size_t)size);
 	}
 	free(data);
+	if (rc == 0)
+		rc = journal_relist(st, buf_str(&lines));
+	buf_release(&lines);
 	if (rc == 0)
 		rc = ckpt_journal_clear(st);
 	return rc;
@@ -760,14 +870,23 @@ idx_free(struct idx *x)
 
 /* The list of checkpoints. */
 
+char *
+ckpt_list_line(const struct checkpoint_info *ci)
+{
+	return xprintf("+%lld %s %llu %llu %llu %llu\n", ci->id, ci->commit,
+	    (unsigned long long)ci->time_ms, (unsigned long long)ci->files,
+	    (unsigned long long)ci->changed, (unsigned long long)ci->bytes);
+}
+
 /*
- * A checkpoint is one line appended to the list and one sync ("+" marks
- * it as counted in neither the header's next nor its total); the list is
- * written whole only when pruned, or when it has none yet.
+ * A checkpoint is one line appended to the list ("+" marks it as counted
+ * in neither the header's next nor its total); the list is written whole
+ * only when pruned, or when it has none yet. The line is synced, unless
+ * the journal holds it (journal_replay puts it back after a reboot).
  */
 int
 ckpt_list_add(struct checkpoint_store *st, const struct checkpoint_info *ci,
-    char **cause)
+    int sync, char **cause)
 {
 	struct stat	 sb;
 	char		*line;
@@ -781,13 +900,10 @@ ckpt_list_add(struct checkpoint_store *st, const struct checkpoint_info *ci,
 	if (fd == -1 && errno == ENOENT)
 		rc = ckpt_list_save(st, cause);
 	else if (fd != -1) {
-		line = xprintf("+%lld %s %llu %llu %llu %llu\n", ci->id,
-		    ci->commit, (unsigned long long)ci->time_ms,
-		    (unsigned long long)ci->files,
-		    (unsigned long long)ci->changed,
-		    (unsigned long long)ci->bytes);
-		if (fstat(fd, &sb) == 0 &&
-		    (rc = file_append_sync(fd, line, strlen(line))) != 0) {
+		line = ckpt_list_line(ci);
+		if (fstat(fd, &sb) == 0 && (rc = sync ? file_append_sync(fd,
+		    line, strlen(line)) : file_write_all(fd, line,
+		    strlen(line))) != 0) {
 			saved = errno;
 			(void)ftruncate(fd, sb.st_size);	/* no torn line */
 			errno = saved;
@@ -1190,8 +1306,12 @@ ckpt_tree_empty(struct checkpoint_store *st, char hash[65])
 {
 	uint64_t	 added;
 
-	if (ckpt_obj_put_mem(st, "tree\n", 5, hash) != 0 ||
-	    ckpt_obj_flush(st, &added) != 0)
+	int		 journalled;
+
+	if (ckpt_obj_put_mem(st, "tree\n", 5, hash) != 0)
+		return -1;
+	added = ckpt_obj_new_bytes(st);
+	if (ckpt_obj_flush(st, NULL, &journalled) != 0)
 		return -1;
 	st->total += added;
 	return 0;
