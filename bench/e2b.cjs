@@ -7,7 +7,8 @@ const p50 = (a) => [...a].sort((x, y) => x - y)[Math.floor((a.length - 1) / 2)]
 const ms = (t0) => Number(process.hrtime.bigint() - t0) / 1e6
 const now = () => process.hrtime.bigint()
 const fmt = (x) => x.toFixed(2)
-const STREAM = 'head -c 100000000 /dev/zero | tr "\\0" a'
+const STREAM_BYTES = 100_000_000
+const STREAM = `head -c ${STREAM_BYTES} /dev/zero | tr "\\0" a`
 
 async function hostStream() {
   return new Promise((res) => {
@@ -19,50 +20,95 @@ async function hostStream() {
   })
 }
 
-// The SDK alone: the same 100 MB as Connect envelopes from a server that
-// only replays them, so the SDK's own decoding cost stands beside holt's.
-async function sdkFloor(total, times) {
+// The SDK alone, for the round trip of a command: a server in this
+// process answers every Start with a command that printed nothing.
+async function sdkFloor(times) {
   const http = require('node:http')
-  const env = (o, flags = 0) => {
-    const j = Buffer.from(JSON.stringify(o))
-    const h = Buffer.alloc(5)
-    h[0] = flags
-    h.writeUInt32BE(j.length, 1)
-    return Buffer.concat([h, j])
-  }
-  const chunk = env({ event: { data: { stdout: Buffer.alloc(256 * 1024, 'a').toString('base64') } } })
   const srv = http.createServer((req, res) => {
     req.resume()
     req.on('end', () => {
       res.writeHead(200, { 'Content-Type': 'application/connect+json' })
-      res.write(env({ event: { start: { pid: 1 } } }))
-      let left = total
-      const more = () => {
-        while (left > 0) {
-          left -= 256 * 1024
-          if (!res.write(chunk)) return res.once('drain', more)
-        }
-        res.write(env({ event: { end: { exited: true, status: 'exit status 0' } } }))
-        res.end(env({}, 2))
-      }
-      more()
+      res.write(envelope({ event: { start: { pid: 1 } } }))
+      res.write(envelope({ event: { end: { exited: true, status: 'exit status 0' } } }))
+      res.end(envelope({}, 2))
     })
   })
   await new Promise((r) => srv.listen(0, '127.0.0.1', r))
-  const s = new Sandbox({ sandboxId: 'floor', envdVersion: '0.5.7', envdAccessToken: 'x',
-    apiKey: 'x', sandboxUrl: `http://127.0.0.1:${srv.address().port}` })
-  let n = 0
   const t = []
   for (let i = 0; i < times; i++) {
-    const t0 = now()
-    await s.commands.run('floor', { onStdout: (d) => { n += d.length }, timeoutMs: 0 })
-    t.push(ms(t0))
+    const [, ms1] = await sdkRun(`http://127.0.0.1:${srv.address().port}`)
+    t.push(ms1)
   }
   srv.close()
-  return [n, p50(t)]
+  return p50(t)
 }
 
+const { envelope } = require('./e2b-replay.cjs')
+
+// commands.run through the SDK against a server that is not holt: bytes, ms.
+async function sdkRun(url) {
+  const s = new Sandbox({ sandboxId: 'floor', envdVersion: '0.5.7',
+    envdAccessToken: 'x', apiKey: 'x', sandboxUrl: url })
+  let n = 0
+  const t0 = now()
+  await s.commands.run('floor', { onStdout: (d) => { n += d.length }, timeoutMs: 0 })
+  return [n, ms(t0)]
+}
+
+// The SDK alone, decoding a stream recorded from holt, served by a process
+// of its own (bench/e2b-replay.cjs), as it is or re-cut into messages of
+// size bytes: MB/s.
+async function sdkReplay(file, size) {
+  const args = [require('node:path').join(__dirname, 'e2b-replay.cjs'), file]
+  if (size) args.push(String(size))
+  const c = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+  try {
+    const port = await new Promise((res) => c.stdout.once('data', (d) => res(Number(d))))
+    const [n, t] = await sdkRun(`http://127.0.0.1:${port}`)
+    return mbs(n, t)
+  } catch (e) {
+    throw new Error(`the SDK alone, on the recorded stream: ${e.message}`)
+  } finally {
+    c.kill()
+  }
+}
+
+// holt's server alone, curl as its client: Start of cmd in sbx, the reply
+// to out (a file, or /dev/null). MB/s of the command's output.
+async function curlStream(sbx, cmd, out) {
+  const api = process.env.E2B_API_URL
+  const req = require('node:path').join(tmp, 'start.req')
+  require('node:fs').writeFileSync(req, envelope({ process:
+    { cmd: '/bin/bash', args: ['-l', '-c', cmd], envs: {} } }))
+  return new Promise((res, rej) => {
+    let o = ''
+    const c = spawn('curl', ['-s', '-o', out, '-w', '%{http_code} %{time_total}',
+      '-H', `E2b-Sandbox-Id: ${sbx.sandboxId}`,
+      '-H', `X-Access-Token: ${sbx.envdAccessToken}`,
+      '-H', 'Content-Type: application/connect+json',
+      '--data-binary', `@${req}`, `${api}/process.Process/Start`])
+    c.stdout.on('data', (d) => { o += d })
+    c.on('close', (code) => code === 0 && o.startsWith('200 ') ?
+      res(mbs(STREAM_BYTES, Number(o.slice(4)) * 1000)) :
+      rej(new Error(`curl: exit ${code}, ${o}`)))
+  })
+}
+
+const mbs = (bytes, msecs) => bytes / 1e6 / (msecs / 1000)
+const fs = require('node:fs')
+const tmp = fs.mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'holt-bench-e2b.'))
+process.on('exit', () => fs.rmSync(tmp, { recursive: true, force: true }))
+
 let loginEnv
+const curlOk = require('node:child_process').spawnSync('curl', ['--version']).status === 0
+
+// The messages of a recorded stream: how many, their mean size.
+function countMessages(file) {
+  const b = fs.readFileSync(file)
+  let n = 0
+  for (let i = 0; i < b.length; i += 5 + b.readUInt32BE(i + 1)) n++
+  return { n, mean: b.length / n }
+}
 
 async function main() {
   const creates = []
@@ -91,7 +137,7 @@ async function main() {
       login.push(ms(t0))
     }
   }
-  const [, floor] = await sdkFloor(0, 50)
+  const floor = await sdkFloor(50)
   console.log(`commands.run("true") p50 ${fmt(p50(runs))} ms; ` +
     `execSync("true") on the host ${fmt(p50(host))} ms; ` +
     `ratio ${fmt(p50(runs) / p50(host))}; execSync of what the SDK runs, ` +
@@ -114,19 +160,38 @@ async function main() {
   console.log(`pause p50 ${fmt(p50(pauses))} ms; connect (resume) -> first ` +
     `command p50 ${fmt(p50(resumes))} ms (E2B publishes ~1 s resume)`)
 
-  let n = 0
-  let t0 = now()
-  await sbx.commands.run(STREAM, { onStdout: (d) => { n += d.length }, timeoutMs: 0 })
-  const t = ms(t0)
-  const [hn, ht] = await hostStream()
-  const [fn, ft] = await sdkFloor(100_000_000, 1)
-  console.log(`100 MB of commands.run output: ${fmt(n / 1e6 / (t / 1000))} MB/s ` +
-    `(${n} bytes in ${fmt(t)} ms); the same command spawned on the host: ` +
-    `${fmt(hn / 1e6 / (ht / 1000))} MB/s; the SDK decoding the same ` +
-    `stream from a replaying server: ${fmt(fn / 1e6 / (ft / 1000))} MB/s; ` +
-    `ratio to that ${fmt(t / ft)}`)
+  // 100 MB, three times each, interleaved (the machine's load moves):
+  // through the SDK; holt alone (curl); the host; the SDK alone.
+  const rec = require('node:path').join(tmp, 'stream.rec')
+  await curlStream(sbx, STREAM, rec)
+  const msgs = countMessages(rec)
+  const sdk = [], curl = [], spawned = [], alone = [], small = [], big = []
+  for (let i = 0; i < 3; i++) {
+    let n = 0
+    const t0 = now()
+    await sbx.commands.run(STREAM, { onStdout: (d) => { n += d.length }, timeoutMs: 0 })
+      .catch((e) => { throw new Error(`the SDK through holt: ${e.message}`) })
+    sdk.push(mbs(n, ms(t0)))
+    if (curlOk) curl.push(await curlStream(sbx, STREAM, '/dev/null'))
+    const [hn, ht] = await hostStream()
+    spawned.push(mbs(hn, ht))
+    alone.push(await sdkReplay(rec))
+    small.push(await sdkReplay(rec, 65536))
+    big.push(await sdkReplay(rec, 1 << 20))
+  }
+  console.log(`100 MB of commands.run output (p50 of 3, MB/s): through the ` +
+    `SDK ${fmt(p50(sdk))}; holt's server alone, curl as the client, ` +
+    (curlOk ? fmt(p50(curl)) : '(no curl)') + `; the same command ` +
+    `spawned on the host ${fmt(p50(spawned))}; budget 100`)
+  console.log(`  the SDK alone, decoding holt's recorded stream (${msgs.n} ` +
+    `messages, ${fmt(msgs.mean / 1024)} KiB each) from a replaying process: ` +
+    `${fmt(p50(alone))}; the same in 64 KiB messages ${fmt(p50(small))}, ` +
+    `in 1 MiB messages ${fmt(p50(big))}`)
+  console.log(`  ratios: SDK through holt / SDK alone ${fmt(p50(sdk) / p50(alone))}; ` +
+    (curlOk ? `holt alone (curl) / host spawn ${fmt(p50(curl) / p50(spawned))}; ` +
+    `holt alone (curl) / SDK alone ${fmt(p50(curl) / p50(alone))}` : ''))
   await sbx.kill()
-  require('node:fs').rmSync(loginEnv.HOME, { recursive: true, force: true })
+  fs.rmSync(loginEnv.HOME, { recursive: true, force: true })
 }
 
 main().then(() => process.exit(0), (e) => { console.log(`e2b: ${e.message}`); process.exit(1) })

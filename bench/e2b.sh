@@ -2,9 +2,11 @@
 # bench/e2b.sh: an E2B SDK program against holt e2b serve, each figure
 # beside a reference measured in the same program: commands.run("true")
 # vs execSync("true") on the host, create -> first command, pause and
-# resume, and 100 MB of streamed output vs the same command spawned on the
-# host (E2B's published figures beside them for context). Needs the SDK
-# the tests install (make check TESTS=tests/t9000-e2b-sdk.sh).
+# resume (E2B's published figures beside them for context), and 100 MB of
+# streamed output through the SDK, from holt's server alone (curl as the
+# client), from the same command spawned on the host, and the SDK alone
+# decoding holt's recorded stream. Needs the SDK the tests install (make
+# check TESTS=tests/t9000-e2b-sdk.sh).
 : "${HOLT_BUILD_DIR:=$(cd "$(dirname "$0")/.." && pwd)}"
 : "${HOLT_SRC_DIR:=$HOLT_BUILD_DIR}"
 HOLT_E2B_SDK=$HOLT_BUILD_DIR/tests/node/node_modules/e2b

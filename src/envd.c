@@ -43,10 +43,10 @@
 #define CLIENT_OUT_MAX	(1024 * 1024)	/* queued bytes before throttling */
 #define CLIENT_IN_MAX	(FRAME_MAX)	/* one frame, the decoder's limit */
 #define RING_MAX	(64 * 1024)	/* kept per stream for attach */
+/* Also a command's output read at once: larger chunks cost the E2B SDK
+ * more (it joins a message's pieces again and again), not less; from
+ * 64 to 256 KiB it does best. */
 #define READ_CHUNK	(256 * 1024)
-/* A command's output read at once, as much as its pipe holds: a flood
- * goes out in fewer, larger events (each costs its readers too). */
-#define OUTPUT_CHUNK	(1024 * 1024)
 #define STDIN_MAX	(1024 * 1024)
 #define DONE_KEEP	16		/* finished commands kept for attach */
 #define SVC_LOG_MAX	(1024 * 1024)	/* then rotated to NAME.log.1 */
@@ -397,8 +397,8 @@ stream_emit(struct proc *p, struct stream *s, const char *data, size_t n)
 static int
 stream_read(struct proc *p, struct stream *s)
 {
-	static char	 data[OUTPUT_CHUNK];
-	ssize_t		 n;
+	char	 data[READ_CHUNK];
+	ssize_t	 n;
 
 	n = read(s->fd, data, sizeof data);
 	if (n == -1 && (errno == EAGAIN || errno == EINTR))
