@@ -58,7 +58,7 @@ test_expect_success 'a sandbox made through holt e2b serve has them too' '
 	id=$(python3 -c "import json; print(json.load(open(\"body\"))[\"sandboxID\"])") &&
 	echo "$id" >>"$TRASH_DIRECTORY/.sandboxes" &&
 	limits_of "$id" >out &&
-	echo "314572800 40 on" >expect &&
+	echo "314572800 40 off" >expect &&
 	test_cmp expect out
 '
 
