@@ -347,13 +347,16 @@ restore_dir(struct restore *r, int fd, const char *cur, const char *tgt)
 	}
 	unlinkat(fd, TMP_NAME, 0);
 	while (rc == 0 && (i < c.n || j < t.n)) {
-		touched = 1;
 		if (i == c.n)
 			cmp = 1;
 		else if (j == t.n)
 			cmp = -1;
 		else
 			cmp = strcmp(c.e[i].name, t.e[j].name);
+		/* Names made, removed or replaced here: sync it at the end. */
+		if (cmp != 0 || (!entry_same(&c.e[i], &t.e[j]) &&
+		    !(c.e[i].type == 'd' && t.e[j].type == 'd')))
+			touched = 1;
 		if (cmp < 0) {
 			restore_step(r);
 			if (ckpt_remove_at(fd, c.e[i].name) != 0) {
