@@ -2727,7 +2727,7 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 		free(msg);
 		msg = NULL;
 	}
-	/* The server exports traces live (holt.conf's otel_endpoint). */
+	/* The server and holt run export traces live (otel_endpoint). */
 	if (otlp_export_enabled() && *config_get("otel_endpoint") != '\0') {
 		a->otlp_endpoint = xstrdup(config_get("otel_endpoint"));
 		a->otlp = otlp_trace_new(name, sbx, agent_model_spec(a));

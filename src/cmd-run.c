@@ -12,6 +12,7 @@
 #include <event2/event.h>
 
 #include "agent.h"
+#include "otlp.h"
 #include "session.h"
 
 struct run_state {
@@ -287,6 +288,7 @@ cmd_run_exec(int argc, char **argv)
 		}
 	}
 
+	otlp_export_enable();	/* otel_endpoint: spans sent live */
 	rs.base = event_base_new();
 	rs.ask_stdin = strcmp(ask, "stdin") == 0;
 	rs.agent = agent_open(name, rs.base, &cb, &rs, &cause);
@@ -363,6 +365,7 @@ cmd_run_exec(int argc, char **argv)
 		event_base_dispatch(rs.base);
 		rc = run_exit_status(rs.reason, rs.source);
 	}
+	otlp_export_stop(OTLP_FLUSH_MS);	/* what is queued, bounded */
 	agent_free(rs.agent);
 	if (rs.ev_stdin != NULL)
 		event_free(rs.ev_stdin);

@@ -1,12 +1,13 @@
 /*
- * otlp-export.c: the server's live export of spans (otel_endpoint in
- * holt.conf). The event loop only queues; one thread of its own POSTs, at
- * most OTLP_BATCH_MAX spans at a time and OTLP_TIMEOUT_S for each, so an
- * endpoint that is down, or one that never answers, costs a session
- * nothing. Spans over OTLP_QUEUE_MAX, and those of a POST that failed, are
- * dropped; the server's log says how many (at the first drop, then at most
- * every OTLP_LOG_S seconds for the same reason, and when the server
- * stops).
+ * otlp-export.c: the live export of spans (otel_endpoint in holt.conf), by
+ * the server or by a headless run. The event loop only queues; one thread
+ * of its own POSTs, at most OTLP_BATCH_MAX spans at a time and
+ * OTLP_TIMEOUT_S for each, so an endpoint that is down, or one that never
+ * answers, costs a session nothing. Spans over OTLP_QUEUE_MAX, those of a
+ * POST that failed, and those still unsent when the process stops are
+ * dropped; the log (the server's, or a command's stderr) says how many (at
+ * the first drop, then at most every OTLP_LOG_S seconds for the same
+ * reason, and at the stop).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,6 +27,8 @@ static pthread_cond_t	 otlp_idle = PTHREAD_COND_INITIALIZER;
 static int		 otlp_enabled;
 static int		 otlp_started;
 static int		 otlp_busy;	/* a POST is under way */
+static int		 otlp_inflight;	/* its spans */
+static int		 otlp_stopped;	/* what ends after is not counted */
 static cJSON		*otlp_queue;	/* spans, oldest first */
 static int		 otlp_queued;
 static char		*otlp_url;
@@ -52,7 +55,7 @@ otlp_note(int force)
 {
 	time_t	 now = time(NULL);
 
-	if (otlp_dropped == otlp_noted)
+	if (otlp_dropped == 0 || (!force && otlp_dropped == otlp_noted))
 		return;
 	/* A new reason (another endpoint) is told at once. */
 	if (!force && otlp_noted != 0 && now - otlp_noted_at < OTLP_LOG_S &&
@@ -69,7 +72,7 @@ otlp_note(int force)
 
 /* Under the lock: n spans lost; why names the endpoint. */
 static void
-otlp_drop(unsigned long long n, const char *why)
+otlp_count(unsigned long long n, const char *why)
 {
 	otlp_dropped += n;
 	free(otlp_why);
@@ -78,6 +81,13 @@ otlp_drop(unsigned long long n, const char *why)
 	else
 		otlp_why = xprintf("'%s': %s", otlp_url != NULL ? otlp_url :
 		    "?", why);
+}
+
+/* Under the lock: n spans lost, and said if it is time. */
+static void
+otlp_drop(unsigned long long n, const char *why)
+{
+	otlp_count(n, why);
 	otlp_note(0);
 }
 
@@ -96,12 +106,14 @@ otlp_thread(void *arg)
 			pthread_cond_wait(&otlp_wake, &otlp_lock);
 		}
 		otlp_busy = 1;
+		otlp_inflight = 0;
 		batch = cJSON_CreateArray();
 		for (n = 0; n < OTLP_BATCH_MAX && otlp_queued > 0; n++) {
 			span = cJSON_DetachItemFromArray(otlp_queue, 0);
 			cJSON_AddItemToArray(batch, span);
 			otlp_queued--;
 		}
+		otlp_inflight = n;
 		url = xstrdup(otlp_url);
 		pthread_mutex_unlock(&otlp_lock);
 
@@ -113,13 +125,15 @@ otlp_thread(void *arg)
 		free(url);
 
 		pthread_mutex_lock(&otlp_lock);
-		if (rc == 0)
+		otlp_inflight = 0;
+		if (otlp_stopped)
+			;	/* counted by otlp_export_stop */
+		else if (rc == 0)
 			otlp_sent += (unsigned long long)n;
-		else {
+		else
 			otlp_drop((unsigned long long)n, cause);
-			free(cause);
-			cause = NULL;
-		}
+		free(cause);
+		cause = NULL;
 	}
 	return arg;
 }
@@ -192,9 +206,10 @@ void
 otlp_export_stop(int wait_ms)
 {
 	struct timespec	 until;
+	char		*why;
 
 	pthread_mutex_lock(&otlp_lock);
-	if (otlp_started) {
+	if (otlp_started && !otlp_stopped) {
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_sec += wait_ms / 1000;
 		until.tv_nsec += (long)(wait_ms % 1000) * 1000000;
@@ -206,10 +221,15 @@ otlp_export_stop(int wait_ms)
 		    pthread_cond_timedwait(&otlp_idle, &otlp_lock, &until) == 0)
 			;
 		/* The thread is left to the exit: a POST may hang. */
-		if (otlp_queued > 0 || otlp_busy)
-			otlp_drop((unsigned long long)otlp_queued,
-			    "the server stopped first");
-		otlp_note(1);
+		if (otlp_queued > 0 || otlp_busy) {
+			why = xprintf("not sent within %d ms of the end",
+			    wait_ms);
+			otlp_count((unsigned long long)(otlp_queued +
+			    otlp_inflight), why);
+			free(why);
+		}
+		otlp_stopped = 1;
+		otlp_note(1);	/* the last word: the whole count */
 	}
 	pthread_mutex_unlock(&otlp_lock);
 }

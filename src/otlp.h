@@ -12,10 +12,10 @@
  * log, in order (a finished span is appended to the array given) ->
  * otlp_trace_free. otlp_request_json makes the body of one POST.
  *
- * otlp-export.c sends spans from a server in the background: a bounded
- * queue and a thread of its own, so an endpoint that is slow or down never
- * holds up a session; what cannot be sent is dropped and counted in the
- * server's log.
+ * otlp-export.c sends spans from a server or a headless run in the
+ * background: a bounded queue and a thread of its own, so an endpoint that
+ * is slow or down never holds up a session; what cannot be sent is dropped
+ * and counted in the server's log (a headless run's stderr).
  */
 #ifndef OTLP_H
 #define OTLP_H
@@ -26,6 +26,7 @@
 #define OTLP_BATCH_MAX		512	/* spans in one POST */
 #define OTLP_CONNECT_S		2	/* the live export waits at most */
 #define OTLP_TIMEOUT_S		5	/* this long for one POST */
+#define OTLP_FLUSH_MS		2000	/* a headless run's exit waits */
 
 struct otlp_trace;
 
@@ -44,7 +45,7 @@ char	*otlp_traces_url(const char *endpoint);
 int	 otlp_post(const char *url, const char *body, long connect_s,
 	     long timeout_s, char **cause);
 
-/* otlp-export.c: the live export (a server's). */
+/* otlp-export.c: the live export (a server's, a headless run's). */
 void	 otlp_export_enable(void);
 int	 otlp_export_enabled(void);
 /* Queue spans (an array, taken) for endpoint; never blocks. */

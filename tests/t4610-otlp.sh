@@ -4,8 +4,10 @@
 # read here by a loopback receiver with the protobuf types of the official
 # OpenTelemetry JavaScript packages (pinned, from the npm registry, into
 # the build tree); holt log --otlp sends a log after the fact, with the
-# same ids. An endpoint that refuses or never answers costs the session
-# nothing: the spans are dropped and the server's log counts them.
+# same ids; holt run --headless sends live too, and sends what is queued
+# before it exits. An endpoint that refuses or never answers costs the
+# session nothing: the spans are dropped and the server's log (a headless
+# run's stderr) counts them.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/lib-engine.sh"
 
@@ -80,7 +82,11 @@ test_expect_success BWRAP,OTLP 'setup: a scripted model and a receiver' '
 	  { "text": "It fails; that is all for now.", "tool_calls": [] },
 	  { "text": "Second run, nothing to do.", "tool_calls": [] },
 	  { "text": "Done, endpoint down.", "tool_calls": [] },
-	  { "text": "Done, endpoint silent.", "tool_calls": [] } ] }
+	  { "text": "Done, endpoint silent.", "tool_calls": [] },
+	  { "text": "Headless.", "tool_calls": [ { "name": "list_dir", "arguments": {} } ] },
+	  { "text": "Headless, done.", "tool_calls": [] },
+	  { "text": "Headless, endpoint down.", "tool_calls": [] },
+	  { "text": "Headless, endpoint silent.", "tool_calls": [] } ] }
 	JSON
 	("$TEST_DIRECTORY/mock-llm" --script run.json --idle-exit 120 \
 		>mock.port 2>mock.err & echo $! >mock.pid) &&
@@ -149,9 +155,46 @@ test_expect_success BWRAP,OTLP 'an endpoint that never answers: the run ends as 
 	! test -s silent.spans
 '
 
+# headless NAME: a headless run of the session NAME, to out.NAME and
+# err.NAME; it finishes done (60 s at most, whatever the endpoint does).
+headless() {
+	timeout 60 holt run -s "$1" --repo "$TRASH_DIRECTORY/repo" \
+		--model openai:m --base-url "$(cat mock.url)" \
+		--headless "anything" >"out.$1" 2>"err.$1" &&
+	tail -n 1 "out.$1" | grep "\"type\":\"run.finished\".*\"reason\":\"done\""
+}
+
+test_expect_success BWRAP,OTLP 'a headless run sends live, and all of it before it exits' '
+	receiver_start hl &&
+	conf "$(receiver_url hl)" &&
+	headless hl &&
+	! grep otlp err.hl &&
+	test_line_count = 4 hl.spans &&
+	node "$TEST_DIRECTORY/otlp/check.cjs" hl.spans hl "$(sandbox_of hl)" \
+		1 2 1 openai:m &&
+	grep "\"name\":\"execute_tool list_dir\"" hl.spans
+'
+
+test_expect_success BWRAP,OTLP 'a headless run, endpoint refusing: done, the drops on stderr' '
+	port=$(python3 -c "import socket; s=socket.socket(); s.bind((\"127.0.0.1\", 0)); print(s.getsockname()[1])") &&
+	conf "http://127.0.0.1:$port" &&
+	headless hldown &&
+	tail -n 1 err.hldown >last &&
+	grep "^holt: otlp: 2 spans dropped (0 sent): .http://127.0.0.1:$port/v1/traces.: " last
+'
+
+test_expect_success BWRAP,OTLP 'a headless run, endpoint silent: done, its exit waits 2 s at most' '
+	receiver_start hlsilent hang &&
+	conf "$(receiver_url hlsilent)" &&
+	headless hlsilent &&
+	tail -n 1 err.hlsilent >last &&
+	grep "^holt: otlp: 2 spans dropped (0 sent): .$(receiver_url hlsilent)/v1/traces.: not sent within 2000 ms of the end\$" last &&
+	! test -s hlsilent.spans
+'
+
 test_expect_success BWRAP,OTLP 'cleanup' '
 	holt kill-server &&
-	for r in live batch silent mock; do
+	for r in live batch silent hl hlsilent mock; do
 		kill $(cat $r.pid) 2>/dev/null || :
 	done
 '
