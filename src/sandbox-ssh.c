@@ -261,7 +261,10 @@ ssh_run(const char *dest, const char *remote, struct buf *out,
 			*unreachable = 1;
 		*cause = xprintf("ssh:%s: cannot reach the host: %s", dest,
 		    line);
-	} else
+	} else if (WEXITSTATUS(status) == 127)
+		*cause = xprintf("ssh:%s: %s (is holt installed there? "
+		    "ssh_holt in holt.conf says how to run it)", dest, line);
+	else
 		*cause = xprintf("ssh:%s: %s", dest, line);
 	free(line);
 	buf_release(&err);

@@ -38,6 +38,17 @@ test_expect_success 'create --provider ssh:HOST makes it on the host' '
 	! test -d "$HOLT_HOME/data/sandboxes/$(cat id)/workspace"
 '
 
+test_expect_success 'no holt on the host: said, and nothing is made' '
+	cp "$HOLT_HOME/config/holt.conf" conf.saved &&
+	echo "ssh_holt = /nonexistent/holt" >>"$HOLT_HOME/config/holt.conf" &&
+	ls "$HOLT_HOME/data/sandboxes" >before &&
+	test_expect_code 6 holt sandbox create --provider $P 2>err &&
+	cp conf.saved "$HOLT_HOME/config/holt.conf" &&
+	grep "ssh:$SSH_HOST: .*/nonexistent/holt.*is holt installed there" err &&
+	ls "$HOLT_HOME/data/sandboxes" >after &&
+	test_cmp before after
+'
+
 test_expect_success 'ls shows the provider; --provider ssh:HOST lists its own' '
 	holt sandbox create --name near --net off >lid &&
 	holt sandbox ls >ls &&
