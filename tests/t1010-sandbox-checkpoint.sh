@@ -8,6 +8,10 @@
 
 test_sandbox_script
 
+# An XFS loop filesystem with reflinks can be made (root, mkfs.xfs).
+[ "$(id -u)" = 0 ] && command -v mkfs.xfs >/dev/null &&
+	command -v losetup >/dev/null && test_set_prereq XFS
+
 # Everything a checkpoint must keep, as text: type, mode, size, link
 # target, link count, content hash, and which names share an inode.
 tree_state() {
@@ -261,6 +265,26 @@ test_expect_success 'the root overlay: what root installs and deletes is put bac
 	test_cmp want got &&
 	printf "0 0\n0 0\nno-issue\n" >expect && test_cmp expect got &&
 	! test -e "$(cat dir)/checkpoints/restore"
+'
+
+test_expect_success XFS 'with reflinks, a checkpoint and a fork share the blocks of a file' '
+	img=$(mktemp) && mnt=$(mktemp -d) &&
+	test_when_finished "for s in rl2 rl; do HOLT_HOME=$mnt/home $HOLT sandbox rm \$s; done >/dev/null 2>&1; umount $mnt; rm -rf $mnt $img" &&
+	truncate -s 1G "$img" && mkfs.xfs -q -m reflink=1 "$img" &&
+	mount -o loop "$img" "$mnt" && mkdir "$mnt/home" &&
+	HOLT_HOME=$mnt/home holt sandbox create --name rl >/dev/null &&
+	ws=$(echo "$mnt"/home/data/sandboxes/sbx-*/workspace) &&
+	head -c 100000000 /dev/urandom >"$ws/big.bin" &&
+	before=$(df --output=used -B1M "$mnt" | tail -n 1) &&
+	HOLT_HOME=$mnt/home holt sandbox checkpoint rl >/dev/null &&
+	HOLT_HOME=$mnt/home holt sandbox fork rl --name rl2 >id2 &&
+	after=$(df --output=used -B1M "$mnt" | tail -n 1) &&
+	# Copies would take 200 MB more: clones take next to nothing.
+	test $((after - before)) -lt 30 &&
+	ws2="$mnt/home/data/sandboxes/$(cat id2)/workspace" &&
+	cmp "$ws/big.bin" "$ws2/big.bin" &&
+	echo more >>"$ws2/big.bin" &&
+	test $(stat -c %s "$ws/big.bin") = 100000000
 '
 
 test_expect_success 'help and usage' '
