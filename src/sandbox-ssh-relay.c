@@ -16,6 +16,9 @@
  * connection that never worked, or cannot be made again in time, ends
  * each open request with an error naming the host, then the socket.
  *
+ * A watch is made again too, under its id, followed by one "change" of
+ * its directory (what changed while the connection was down is unknown).
+ *
  * After a "forward" request the connection carries a TCP stream, which
  * cannot be resumed: the relay only copies bytes, and ends with ssh.
  *
@@ -48,7 +51,10 @@ enum { OUT_STDOUT, OUT_STDERR, OUT_PTY, OUT_N };
 struct relay_req {
 	double			 id;
 	cJSON			*req;
-	int			 stream;	/* exec or attach */
+	int			 stream;	/* RELAY_* */
+#define RELAY_ONCE	0	/* one reply */
+#define RELAY_COMMAND	1	/* exec, attach: until "exit" */
+#define RELAY_WATCH	2	/* watch: until unwatch */
 	long			 pid;
 	double			 off[OUT_N];
 	int			 swallow;	/* drop the next "attached" */
@@ -208,15 +214,21 @@ from_client(struct relay *r, cJSON *f)
 		cJSON_Delete(f);
 		return;
 	}
+	/* An unwatch ends its watch: it is not made again. */
+	if (op != NULL && strcmp(op, "unwatch") == 0 &&
+	    (q = req_find(r, json_num(f, "watch", -1))) != NULL &&
+	    q->stream == RELAY_WATCH)
+		req_done(r, q);
 	q = xcalloc(1, sizeof *q);
 	q->id = json_num(f, "id", -1);
 	q->req = f;
 	if (op != NULL && (strcmp(op, "exec") == 0 ||
 	    strcmp(op, "attach") == 0)) {
-		q->stream = 1;
+		q->stream = RELAY_COMMAND;
 		if (strcmp(op, "attach") == 0)
 			q->pid = (long)json_num(f, "pid", 0);
-	}
+	} else if (op != NULL && strcmp(op, "watch") == 0)
+		q->stream = RELAY_WATCH;
 	q->next = r->reqs;
 	r->reqs = q;
 }
@@ -245,6 +257,26 @@ from_remote(struct relay *r, cJSON *f)
 	r->live = r->ever = 1;
 	if (q == NULL)
 		goto pass;
+	/*
+	 * A watch lives on after its "ok". Made again, its "ok" is not news,
+	 * but what changed while it was down is unknown: one "change" of the
+	 * watched directory has the caller look again.
+	 */
+	if (q->stream == RELAY_WATCH && ev == NULL && json_bool(f, "ok", 0)) {
+		if (q->swallow) {
+			q->swallow = 0;
+			cJSON_Delete(f);
+			f = cJSON_CreateObject();
+			cJSON_AddNumberToObject(f, "id", q->id);
+			cJSON_AddStringToObject(f, "event", "change");
+			cJSON_AddStringToObject(f, "path", json_str(q->req,
+			    "path") != NULL ? json_str(q->req, "path") :
+			    "/workspace");
+			cJSON_AddStringToObject(f, "kind", "modify");
+			cJSON_AddBoolToObject(f, "dir", 1);
+		}
+		goto pass;
+	}
 	if (ev == NULL || strcmp(ev, "exit") == 0) {
 		req_done(r, q);
 		goto pass;
@@ -276,7 +308,9 @@ resend(struct relay *r)
 
 	buf_reset(&r->torem);
 	for (q = r->reqs; q != NULL; q = q->next) {
-		if (!q->stream || q->pid <= 0) {
+		if (q->stream == RELAY_WATCH)
+			q->swallow = 1;
+		if (q->stream != RELAY_COMMAND || q->pid <= 0) {
 			queue(&r->torem, q->req);
 			continue;
 		}

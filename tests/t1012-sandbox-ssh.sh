@@ -248,6 +248,32 @@ test_expect_success 'the command of a session outlives its ssh connection' '
 	again=$(ssh_master_pid "$sock") && test "$again" != "$master"
 '
 
+TMUX_W="tmux -u -f /dev/null -L w$$"
+export TERM=xterm-256color
+test_when_finished "$TMUX_W kill-server 2>/dev/null; :"
+
+# screen_wait REGEX: until the watch screen shows it (10 s at most).
+screen_wait() {
+	test_wait_for 100 "$TMUX_W capture-pane -p -t w | grep -q \"$1\"" ||
+	{ $TMUX_W capture-pane -p -t w; return 1; }
+}
+
+test_expect_success TMUX 'watch follows the files across a dropped connection' '
+	$TMUX_W new-session -d -s w -x 120 -y 30 \
+		"$HOLT_BUILD_DIR/holt sandbox watch far; echo exit=\$?; sleep 30" &&
+	screen_wait "watch far\\|watch $(cat id)" &&
+	holt sandbox exec far -- sh -c "echo 1 >/workspace/before-drop.txt" &&
+	screen_wait "before-drop.txt" &&
+	sock=$(echo "$HOLT_HOME"/run/ssh-*) &&
+	master=$(ssh_master_pid "$sock") && test -n "$master" &&
+	kill -9 $master &&
+	test_wait_for 100 "test -n \"\$(ssh_master_pid $sock)\"" &&
+	holt sandbox exec far -- sh -c "echo 2 >/workspace/after-drop.txt" &&
+	screen_wait "after-drop.txt" &&
+	$TMUX_W send-keys -t w q &&
+	screen_wait "^exit=0"
+'
+
 test_expect_success 'the host down: a clear error naming it, never a local one' '
 	ssh_sshd_stop && ssh_masters_kill &&
 	test_expect_code 6 holt sandbox exec far -- true 2>err &&
