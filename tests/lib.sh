@@ -278,6 +278,15 @@ test_might_fail() {
 	return 0
 }
 
+# A tmux server of this script's own for a full-screen command (holt
+# sandbox watch) in session w; screen_wait REGEX waits until its pane
+# shows it (10 s at most), else prints the pane and fails.
+TMUX_W="tmux -u -f /dev/null -L w$$"
+screen_wait() {
+	test_wait_for 100 "$TMUX_W capture-pane -p -t w | grep -q \"$1\"" ||
+	{ $TMUX_W capture-pane -p -t w; return 1; }
+}
+
 # Poll until a command succeeds, at most N tenths of a second.
 test_wait_for() {
 	n_=$1

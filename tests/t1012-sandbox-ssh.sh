@@ -248,15 +248,8 @@ test_expect_success 'the command of a session outlives its ssh connection' '
 	again=$(ssh_master_pid "$sock") && test "$again" != "$master"
 '
 
-TMUX_W="tmux -u -f /dev/null -L w$$"
 export TERM=xterm-256color
 test_when_finished "$TMUX_W kill-server 2>/dev/null; :"
-
-# screen_wait REGEX: until the watch screen shows it (10 s at most).
-screen_wait() {
-	test_wait_for 100 "$TMUX_W capture-pane -p -t w | grep -q \"$1\"" ||
-	{ $TMUX_W capture-pane -p -t w; return 1; }
-}
 
 test_expect_success TMUX 'watch follows the files across a dropped connection' '
 	$TMUX_W new-session -d -s w -x 120 -y 30 \

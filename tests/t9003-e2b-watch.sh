@@ -4,15 +4,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/e2b-lib.sh"
 
-TMUX_W="tmux -u -f /dev/null -L w$$"
 export TERM=xterm-256color
 test_when_finished "e2b_stop; $TMUX_W kill-server"
-
-# screen_wait REGEX: until the watch screen shows it (10 s at most).
-screen_wait() {
-	test_wait_for 100 "$TMUX_W capture-pane -p -t w | grep -q \"$1\"" ||
-	{ $TMUX_W capture-pane -p -t w; return 1; }
-}
 
 test_expect_success 'watch --help; an unknown sandbox is an error' '
 	holt sandbox watch --help >out &&

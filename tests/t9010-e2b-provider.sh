@@ -5,14 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/e2b-lib.sh"
 
-TMUX_W="tmux -u -f /dev/null -L w$$"
 test_when_finished "e2b_stop; cloud_cleanup; $TMUX_W kill-server"
-
-# screen_wait REGEX: until holt sandbox watch shows it (10 s at most).
-screen_wait() {
-	test_wait_for 100 "$TMUX_W capture-pane -p -t w | grep -q \"$1\"" ||
-	{ $TMUX_W capture-pane -p -t w; return 1; }
-}
 
 test_expect_success BWRAP 'create: an E2B sandbox, known to holt as its own' '
 	cloud_serve &&
