@@ -346,5 +346,6 @@ sandbox_fork(struct sandbox *src, long long at, const char *name,
 	ff.at = at;
 	o.fill = sandbox_fork_fill;
 	o.fill_arg = &ff;
+	o.provider = "local";	/* where its files are, whatever holt.conf says */
 	return sandbox_create(&o, cause);
 }

@@ -55,6 +55,15 @@ test_expect_success 'holt.conf provider applies; a bad one is refused' '
 	rm "$HOLT_HOME/config/holt.conf"
 '
 
+test_expect_success 'a fork of a local one stays local, whatever holt.conf says' '
+	echo "provider = ssh:elsewhere.invalid" >"$HOLT_HOME/config/holt.conf" &&
+	holt sandbox fork p1 --name p1f >fid &&
+	rm "$HOLT_HOME/config/holt.conf" &&
+	grep "\"provider\":[[:space:]]*\"local\"" \
+		"$HOLT_HOME/data/sandboxes/$(cat fid)/meta.json" &&
+	holt sandbox rm p1f
+'
+
 test_expect_success 'meta.json without a provider is local (made before them)' '
 	m="$HOLT_HOME/data/sandboxes/$(cat id2)/meta.json" &&
 	grep -v "\"provider\"" "$m" >m.new && cp m.new "$m" &&
