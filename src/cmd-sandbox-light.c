@@ -140,7 +140,8 @@ static const struct {
 	{ "forward", "ID PORT [LOCAL_PORT]",
 	  "relay host 127.0.0.1:LOCAL_PORT to PORT inside, until ^C" },
 	{ "watch", "ID [--theme NAME]",
-	  "watch its files and the output of its commands, live, until q" },
+	  "watch its files and the output of its commands, live (d: the diff), "
+	  "until q" },
 	{ "bridge", "ID",
 	  "connect stdin and stdout to its envd (the ssh provider's way in)" },
 };

@@ -28,22 +28,22 @@ is_hex_id(const char *s)
 }
 
 /*
- * In the sandbox: the tracked changes against base (the index and the
- * working tree, as holt diff shows them), then each new file not
+ * In the sandbox, in dir: the tracked changes against base (the index and
+ * the working tree, as holt diff shows them), then each new file not
  * ignored, as a diff from nothing. --no-ext-diff and --no-textconv: the
- * workspace's config names no program to run.
+ * repository's config names no program to run.
  */
-static char *
-diff_command(const char *base, int stat)
+char *
+git_remote_diff_command(const char *dir, const char *base, int stat)
 {
 	const char	*git = "git --no-pager -c core.quotepath=off "
 			    "-c color.ui=never";
 
-	return xprintf("cd /workspace && %s diff --no-ext-diff --no-textconv "
+	return xprintf("cd '%s' && %s diff --no-ext-diff --no-textconv "
 	    "%s%s -- || exit $?; %s ls-files -z -o --exclude-standard | "
 	    "xargs -0 -r -n 1 %s diff --no-index --no-ext-diff %s-- "
-	    "/dev/null; exit 0", git, stat ? "--stat " : "", base, git, git,
-	    stat ? "--stat " : "");
+	    "/dev/null; exit 0", dir, git, stat ? "--stat " : "", base, git,
+	    git, stat ? "--stat " : "");
 }
 
 int
@@ -84,7 +84,7 @@ git_remote_diff(const char *name, int stat, int json, FILE *f,
 		goto out;
 	if ((fd = sandbox_connect(sb, cause)) == -1)
 		goto out;
-	cmd = diff_command(base, stat);
+	cmd = git_remote_diff_command("/workspace", base, stat);
 	rc = envd_exec_simple(fd, cmd, GIT_REMOTE_TIMEOUT_MS, &out, &err,
 	    cause);
 	free(cmd);

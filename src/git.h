@@ -231,6 +231,12 @@ struct git_session;
  */
 int	 git_remote_diff(const char *name, int stat, int json, FILE *f,
 	     char **cause);
+/*
+ * The shell command that prints, in the sandbox, the diff of the
+ * repository at dir (no single quote in it) against base: tracked
+ * changes, then new files. Caller frees.
+ */
+char	*git_remote_diff_command(const char *dir, const char *base, int stat);
 /* NULL with *cause; *unknown is set if there is no such session. */
 struct git_session *git_session_open(const char *name, int *unknown,
 	     char **cause);

@@ -1,6 +1,6 @@
 #!/bin/sh
 # holt sandbox watch ID: a human watches, in a real terminal (tmux), the
-# files and the live output of a sandbox an E2B program drives.
+# files, the live output and the diff of a sandbox an E2B program drives.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/e2b-lib.sh"
 
@@ -30,6 +30,17 @@ test_expect_success E2B,TMUX 'the tree and the output follow what the program do
 	grep -n "tick 1" screen >t1 &&
 	grep -n "tick 2" screen >t2 &&
 	test "$(cut -d: -f1 t1)" -lt "$(cut -d: -f1 t2)"
+'
+
+test_expect_success E2B,TMUX 'd shows the diff of each repository, run by git in the sandbox' '
+	e2b_js run "$(cat id)" "git init -q . && git add package.json &&
+		git -c user.name=t -c user.email=t@example.org commit -qm seed &&
+		echo changed-line >package.json && echo new-file >fresh.txt" &&
+	$TMUX_W send-keys -t w d &&
+	screen_wait "diff of /home/user/repo --" &&
+	screen_wait "│+changed-line" &&
+	screen_wait "│-{.name.:.seed." &&
+	screen_wait "│+new-file"
 '
 
 test_expect_success E2B,TMUX 'a paused sandbox is shown paused, then running again' '

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "git.h"
 #include "sandbox.h"
 #include "ui.h"
 
@@ -357,6 +358,101 @@ watch_ps(struct watch *w)
 	cJSON_Delete(rep);
 }
 
+/* ---- d: the diff of each repository ---- */
+
+#define WATCH_DIFF_MS	10000
+
+static enum ui_role
+watch_diff_role(const char *line)
+{
+	if (strncmp(line, "+++", 3) == 0 || strncmp(line, "---", 3) == 0 ||
+	    strncmp(line, "diff ", 5) == 0)
+		return ROLE_TITLE;
+	if (line[0] == '+')
+		return ROLE_DIFF_ADD;
+	if (line[0] == '-')
+		return ROLE_DIFF_DEL;
+	if (line[0] == '@')
+		return ROLE_DIFF_HUNK;
+	return ROLE_NORMAL;
+}
+
+/*
+ * The diff of the repository at dir against its last commit, run by git in
+ * the sandbox as holt diff runs it for a sandbox elsewhere.
+ */
+static void
+watch_diff_one(struct watch *w, const char *dir)
+{
+	struct buf	 out = BUF_INIT, err = BUF_INIT;
+	char		*cmd, *cause = NULL, *line, *nl;
+	int		 rc;
+
+	cmd = git_remote_diff_command(dir, "HEAD", 0);
+	rc = envd_exec_simple(w->bfd, cmd, WATCH_DIFF_MS, &out, &err, &cause);
+	free(cmd);
+	w->last_pid = 0;
+	watch_push(w, ROLE_TOOL, "-- diff of %s --", dir);
+	if (rc != 0)
+		watch_push(w, ROLE_ERROR, "git: %s", rc < 0 ? cause :
+		    buf_str(&err));
+	else if (out.len == 0)
+		watch_push(w, ROLE_DIM, "(no changes)");
+	for (line = out.data; rc == 0 && line != NULL && *line != '\0';
+	    line = nl != NULL ? nl + 1 : NULL) {
+		if ((nl = strchr(line, '\n')) != NULL)
+			*nl = '\0';
+		watch_push(w, watch_diff_role(line), "%s", line);
+	}
+	free(cause);
+	buf_release(&out);
+	buf_release(&err);
+}
+
+/* Every repository (a directory with .git) in the roots, two deep. */
+static void
+watch_diff(struct watch *w)
+{
+	static const char	*roots[] = { "/workspace", "/home/user" };
+	const cJSON		*e;
+	cJSON			*entries;
+	const char		*path;
+	char			*cause = NULL, *dir;
+	size_t			 r, n, found = 0;
+
+	if (w->bfd == -1)
+		return;
+	for (r = 0; r < nitems(roots); r++) {
+		if ((entries = envd_list(w->bfd, roots[r], 3, &cause)) == NULL) {
+			free(cause);
+			cause = NULL;
+			continue;
+		}
+		cJSON_ArrayForEach(e, entries) {
+			path = json_str(e, "path");
+			if (path == NULL || strcmp(json_str(e, "type") != NULL ?
+			    json_str(e, "type") : "", "dir") != 0 ||
+			    (n = strlen(path)) < 4 ||
+			    strcmp(path + n - 4, ".git") != 0 ||
+			    (n > 4 && path[n - 5] != '/') ||
+			    strchr(path, '\'') != NULL)
+				continue;
+			dir = xprintf("%s/%.*s", roots[r], (int)(n > 4 ? n - 5 :
+			    0), path);
+			if (n == 4)
+				dir[strlen(roots[r])] = '\0';
+			watch_diff_one(w, dir);
+			free(dir);
+			found++;
+		}
+		cJSON_Delete(entries);
+	}
+	if (found == 0)
+		watch_push(w, ROLE_DIM, "-- no git repository in /workspace or "
+		    "/home/user --");
+	w->out_back = 0;
+}
+
 static void
 watch_frame(struct watch *w, const cJSON *f)
 {
@@ -425,7 +521,7 @@ watch_draw(struct watch *w)
 	tw = COLS / 3 < 24 ? (COLS < 48 ? COLS / 2 : 24) : COLS / 3;
 	ow = COLS - tw - 1;
 	s = xprintf(" holt | watch %s | %s | %d command%s, %d running | Tab "
-	    "pane, arrows scroll, q quit", w->id, w->state, w->ncmds,
+	    "pane, arrows scroll, d diff, q quit", w->id, w->state, w->ncmds,
 	    w->ncmds == 1 ? "" : "s", w->nrunning);
 	text_clear_to(stdscr, 0, 0, COLS, theme_attr(ROLE_STATUS));
 	text_draw_role(stdscr, 0, 0, s, strlen(s), COLS, ROLE_STATUS);
@@ -474,6 +570,9 @@ watch_key(struct watch *w, int key)
 		return;
 	case '\t':
 		w->focus = !w->focus;
+		break;
+	case 'd':
+		watch_diff(w);
 		break;
 	case KEY_UP:
 	case 'k':
