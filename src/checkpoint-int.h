@@ -81,6 +81,8 @@ struct ckpt_idir {
 	struct ckpt_ient *e;		/* sorted by name */
 	size_t		 n;
 	int		 seen;
+	int		 borrowed;	/* 1: path and names in the index's
+					   blob; 2: names only (another's) */
 };
 
 struct ckpt_index {
@@ -88,6 +90,7 @@ struct ckpt_index {
 	size_t		 n;
 	size_t		*slot;		/* path -> 1 + index into dirs */
 	size_t		 cap;
+	char		*blob;		/* the file as loaded */
 };
 
 void	 ckpt_index_load(struct checkpoint_store *, struct ckpt_index *,

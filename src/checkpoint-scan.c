@@ -315,7 +315,6 @@ scan_entry(struct scan *sc, int dirfd, const char *name,
 	    o->mode != e->mode || strcmp(o->hash, e->hash) != 0))
 		sc->changed++;
 	sc->files++;
-	e->name = xstrdup(name);
 	return 1;
 }
 
@@ -347,10 +346,13 @@ scan_count_gone(struct scan *sc, const struct ckpt_idir *o,
 	}
 }
 
-/* Its names, from the cache when the directory did not change since. */
+/*
+ * Its names, from the cache when the directory did not change since:
+ * then they are the cache's (d->borrowed), else d's entries own them.
+ */
 static char **
 scan_dir_names(struct scan *sc, int fd, struct ckpt_idir *o,
-    const struct ckpt_idir *d, size_t *n)
+    struct ckpt_idir *d, size_t *n)
 {
 	char	**names;
 	size_t	 i;
@@ -360,8 +362,9 @@ scan_dir_names(struct scan *sc, int fd, struct ckpt_idir *o,
 	    o->ctime + RACY_NS < o->scanned) {
 		names = xcalloc(o->n + 1, sizeof *names);
 		for (i = 0; i < o->n; i++)
-			names[i] = xstrdup(o->e[i].name);
+			names[i] = o->e[i].name;
 		*n = o->n;
+		d->borrowed = 2;
 		return names;
 	}
 	if ((names = ckpt_names(fd, n)) == NULL)
@@ -395,8 +398,10 @@ scan_dir(struct scan *sc, int fd, const struct stat *dsb, char hash[65])
 		/* The root overlay's work directories are overlayfs's own. */
 		if (rc == 0 && !(strcmp(sc->path.data, "root") == 0 &&
 		    strcmp(names[i], CKPT_OVERLAY_WORK) == 0)) {
-			r = scan_entry(sc, fd, names[i], o != NULL ?
-			    ckpt_idir_find(o, names[i]) : NULL, &d->e[d->n]);
+			/* Names from the cache are its entries', in order. */
+			r = scan_entry(sc, fd, names[i], d->borrowed ? &o->e[i] :
+			    o != NULL ? ckpt_idir_find(o, names[i]) : NULL,
+			    &d->e[d->n]);
 			if (r < 0)
 				rc = -1;
 			else if (r > 0) {
@@ -405,9 +410,11 @@ scan_dir(struct scan *sc, int fd, const struct stat *dsb, char hash[65])
 				    &o->e[d->n], &d->e[d->n])))
 					same = 0;
 				d->n++;
+				continue;	/* the entry has its name */
 			}
 		}
-		free(names[i]);
+		if (!d->borrowed)
+			free(names[i]);
 	}
 	free(names);
 	if (rc != 0) {

@@ -151,6 +151,22 @@ test_expect_success 'incremental and deduplicated: one changed file costs its by
 	test "$bytes" -lt 100000
 '
 
+test_expect_success 'a torn or foreign stat cache is dropped, and the files read again' '
+	dir=$(cat dir) &&
+	commit_of() { sed "s/.*\"commit\":\"\([0-9a-f]*\)\".*/\1/" "$1"; } &&
+	holt sandbox checkpoint cp --json >a &&
+	idx="$dir/checkpoints/index" &&
+	truncate -s $(($(stat -c %s "$idx") / 2)) "$idx" &&
+	holt sandbox checkpoint cp --json >b &&
+	test "$(commit_of a)" = "$(commit_of b)" &&
+	! grep "\"changed\":0," b &&
+	printf "holt-index 2 0 0 0\nend 0 0\n" >"$idx" &&
+	holt sandbox checkpoint cp --json >c &&
+	test "$(commit_of a)" = "$(commit_of c)" &&
+	holt sandbox checkpoint cp --json >d &&
+	grep "\"changed\":0," d
+'
+
 test_expect_success 'after a reboot the journal gives back what the disk lost' '
 	dir=$(cat dir) &&
 	sbx "echo journalled >/workspace/j.txt" &&
