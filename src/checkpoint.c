@@ -3,12 +3,12 @@
  * commits and list, and pruning (DESIGN 15; layout and promises in
  * checkpoint.h). Taking a checkpoint is checkpoint-scan.c's.
  *
- * New objects are written without waiting, their writeback started at
- * once; before the list names a checkpoint they are all made durable
- * together (an fdatasync each, which after the first finds little left
- * to do, and one fsync of each directory they went into), or with one
- * syncfs when there are many (a first checkpoint). A crash leaves the
- * old list or the new one, and every object either names is whole.
+ * New objects are written to temporaries and queued; before the list
+ * names a checkpoint they are made durable together, with the list's new
+ * line, by one sync of the journal (or a syncfs, for a first checkpoint),
+ * and only then get their names: a named object is always whole. A crash
+ * leaves the old list or the new one, and every object either names is
+ * whole or in the journal.
  */
 #include <sys/file.h>
 #include <sys/ioctl.h>
@@ -175,14 +175,15 @@ ckpt_obj_abort(struct checkpoint_store *st)
 
 /*
  * Durability. Where few objects are new (the usual checkpoint) their
- * bytes are appended to checkpoints/journal, which is synced once, and
- * the objects themselves are left to the kernel's writeback: what a
- * reboot loses of them, the journal gives back (ckpt_journal_replay, when
- * the store is next opened under another boot). The journal is emptied
- * after a syncfs when it grows past JOURNAL_MAX. Many or big new objects
- * (a first checkpoint) are synced with one syncfs before they get their
- * names, and once more after. Either way a checkpoint costs one or two
- * waits on the disk, not one per object and directory.
+ * bytes, and the checkpoint's line for the list, are appended to
+ * checkpoints/journal, which is synced once; the objects and the list
+ * are left to the kernel's writeback: what a reboot loses of them, the
+ * journal gives back (journal_replay, when the store is next opened under
+ * another boot). The journal is emptied after a syncfs when it grows past
+ * JOURNAL_MAX. Many or big new objects (a first checkpoint) are synced
+ * with one syncfs before they get their names, and once more after, and
+ * the list line by itself. Either way a checkpoint costs one or two waits
+ * on the disk, not one per object and directory.
  */
 #define JOURNAL_MAX	(8U << 20)
 #define JOURNAL_BATCH	(4U << 20)	/* bigger batches: syncfs */
