@@ -9,22 +9,40 @@
 
 TUI_CMD="$HOLT attach"
 
-test_expect_success BWRAP,TMUX 'setup: a run with a long output' '
+# runs_done N: the session s has finished N runs (60 s at most).
+runs_done() {
+	test_wait_for 600 "test \$(grep -a -c '\"type\":\"run.finished\"' \"$(session_log s)\") -ge $1"
+}
+
+test_expect_success BWRAP 'setup: a session, its first run done' '
 	make_repo repo &&
 	mkdir -p "$HOLT_HOME/config" &&
 	printf "allow ^(seq|echo|sleep)(\\\\s|\$)\n" >"$HOLT_HOME/config/policy" &&
 	cat >run.json <<-\JSON &&
 	{ "turns": [
-	  { "delay_ms": 1500, "tool_calls": [ { "name": "run_command", "arguments": { "command": "seq 1 100000; echo SUMMARY all passed" } } ] },
+	  { "text": "Ready.", "tool_calls": [] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "seq 1 100000; echo SUMMARY all passed" } } ] },
 	  { "text": "Ran it.", "tool_calls": [] } ] }
 	JSON
 	holt new -d -s s --repo "$TRASH_DIRECTORY/repo" --model script:run.json \
-		"run it" >name &&
-	tui_start live -t s
+		"get ready" >name &&
+	runs_done 1
+'
+
+test_expect_success BWRAP,TMUX 'a screen attaches before the long output' '
+	tui_start live -t s &&
+	tui_wait live "Ready\." 300
+'
+
+test_expect_success BWRAP 'a run with a long output' '
+	holt send -t s "run it" &&
+	runs_done 2 &&
+	grep -a "\"type\":\"run.finished\"" "$(session_log s)" | tail -n 1 |
+		grep "\"reason\":\"done\""
 '
 
 test_expect_success BWRAP,TMUX 'a screen that watched it live shows it whole' '
-	tui_wait live "run finished: done" 150 &&
+	tui_wait live "Ran it\." 300 &&
 	tui_wait live "^│SUMMARY all passed" &&
 	tui_wait live "^│99999 *│\$" &&
 	test "$(tui_screen live | grep -a -c "^│SUMMARY all passed")" = 1 &&
@@ -72,13 +90,14 @@ test_expect_success BWRAP,TMUX 'a screen attached later shows the end' '
 
 test_expect_success BWRAP,TMUX 'a screen attached mid-stream has the text from its start' '
 	python3 -c "import json; print(json.dumps({\"chunk_bytes\": 4, \"chunk_delay_ms\": 60,
-	    \"turns\": [{\"text\": \"ALPHA \" + \"word \" * 40 + \"OMEGA\", \"tool_calls\": []}]}))" >slow.json &&
+	    \"turns\": [{\"text\": \"ALPHA \" + \"word \" * 200 + \"OMEGA\", \"tool_calls\": []}]}))" >slow.json &&
 	holt new -d -s st --repo "$TRASH_DIRECTORY/repo" --model script:slow.json "talk" &&
-	sleep 1 &&
+	tui_start early -t st &&
+	tui_wait early "ALPHA word" 300 &&
 	tui_start mid -t st &&
-	tui_wait mid "ALPHA word" 30 &&
+	tui_wait mid "ALPHA word" 300 &&
 	! tui_screen mid | grep OMEGA &&
-	tui_wait mid "word OMEGA" 100 &&
+	tui_wait mid "OMEGA" 600 &&
 	holt kill-session -t st
 '
 
