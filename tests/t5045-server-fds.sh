@@ -74,6 +74,52 @@ assert seqs == log, (seqs, log)
 	test_wait_for 100 "test \$(session_fds fd1) = 0"
 '
 
+test_expect_success TWELVE 'a long session: holt log and an attach give its events whole and in order' '
+	python3 - "$SESS/fd2/events.jsonl" <<-\EOF &&
+	import json, sys
+	path = sys.argv[1]
+	seq = len(open(path).read().splitlines())
+	out = open(path, "a")
+	def w(o):
+	    global seq
+	    seq += 1
+	    out.write(json.dumps(dict({"seq": seq, "ts": "2026-11-29T00:00:00.000Z"},
+	        **o), separators=(",", ":")) + "\n")
+	for step in range(1, 5001):
+	    if step % 100 == 1:
+	        w({"type": "user.message", "text": "message %d" % step})
+	    cid = "call_%d" % step
+	    w({"type": "assistant.message", "text": "step %d" % step, "tool_calls":
+	       [{"id": cid, "name": "read_file", "arguments": {"path": "f.c"}}]})
+	    w({"type": "tool.call", "call_id": cid, "name": "read_file",
+	       "arguments": {"path": "f.c"}})
+	    w({"type": "tool.output", "call_id": cid, "stream": "stdout", "data": "x\n"})
+	    w({"type": "tool.finished", "call_id": cid, "name": "read_file",
+	       "duration_ms": 1, "result": "y" * 300})
+	    if step % 1000 == 0:
+	        w({"type": "context.compacted", "summary": "at %d" % step,
+	           "through_seq": seq - 10, "trimmed_through": seq - 10,
+	           "by": "auto"})
+	w({"type": "run.finished", "reason": "done", "steps": 5000})
+	EOF
+	holt log -t fd2 --json >log.json &&
+	python3 -c "
+import json, sys
+seqs = [json.loads(l)[\"seq\"] for l in open(\"log.json\")]
+assert seqs == list(range(1, len(seqs) + 1)) and len(seqs) > 20000, len(seqs)
+" &&
+	$PROTO --wait 60 --until snapshot "$SOCK" send "{\"type\":\"hello\",\"version\":1}" \
+		"{\"type\":\"attach\",\"session\":\"fd2\",\"last\":2000}" >attach &&
+	python3 -c "
+import json, sys
+snap = [json.loads(l) for l in open(\"attach\") if \"snapshot\" in l][0]
+seqs = [e[\"seq\"] for e in snap[\"events\"] if \"seq\" in e]
+n = sum(1 for l in open(sys.argv[1]))
+assert seqs == list(range(n - 1999, n + 1)), (seqs[:3], seqs[-3:], n)
+assert snap[\"session\"][\"state\"] == \"finished\", snap[\"session\"][\"state\"]
+" "$SESS/fd2/events.jsonl"
+'
+
 test_expect_success TWELVE 'out of file descriptors is reported as that' '
 	holt kill-server &&
 	(ulimit -n 24 && holt ls --json >ls.json 2>ls.err) &&
