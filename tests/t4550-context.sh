@@ -291,6 +291,7 @@ test_expect_success BWRAP 'a rewind to a step a compaction covers: the conversat
 	test_wait_for 300 "holt log -t back | grep -c \"run finished\" | grep -q 2" &&
 	holt kill-server &&
 	holt rewind -t back --to 1 --conversation-only &&
+	holt kill-server &&
 	holt send -t back "BACK-AGAIN" &&
 	test_wait_for 300 "holt log -t back | grep -c \"run finished\" | grep -q 3" &&
 	tail -n 1 back.log >last &&
