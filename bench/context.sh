@@ -19,7 +19,7 @@ spid() { pgrep -f "holt -L $SOCK server -f" | head -n 1; }
 ms() { echo $(( ($2 - $1) / 1000000 )); }
 PROTO="python3 $(dirname "$0")/../tests/proto-client.py"
 attach() {
-	$PROTO --until snapshot "$HOLT_HOME/run/$SOCK" send \
+	$PROTO --wait 60 --until snapshot "$HOLT_HOME/run/$SOCK" send \
 	    '{"type":"hello","version":1}' \
 	    "{\"type\":\"attach\",\"session\":\"$1\",\"last\":100}"
 }
