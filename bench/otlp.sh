@@ -3,7 +3,10 @@
 # scripted session run by the server, timed from its own log (user.message
 # to run.finished), with no endpoint (the reference, measured in the same
 # run), with a receiver that answers, one that refuses connections and one
-# that takes them and never answers.
+# that takes them and never answers. Then the same for holt run --headless,
+# which sends live too: its run timed the same way, and its exit (the end
+# of the run to the end of the process, where what is queued is sent, 2 s
+# at most) beside the reference's.
 set -u
 B=${HOLT_BUILD_DIR:-.}
 HOLT_HOME=$(mktemp -d)
@@ -14,7 +17,8 @@ SOCK=bench$$
 holt() { "$B/holt" -L $SOCK "$@"; }
 RPID=
 cleanup() {
-	for s in reference answering refusing silent; do
+	for s in reference answering refusing silent h-reference h-answering \
+	    h-refusing h-silent; do
 		holt kill-session -t $s --rm >/dev/null 2>&1
 	done
 	holt kill-server >/dev/null 2>&1
@@ -108,3 +112,32 @@ echo "a ${steps}-step session, ms per step: no otel_endpoint ${ref} (the referen
 holt kill-server >/dev/null 2>&1
 grep "otlp: .* spans dropped" "$HOLT_HOME/run/$SOCK.log" | tail -n 1 |
 	sed 's/^[^ ]* \[[0-9]*\] /server log at its exit: /'
+
+# headless NAME [URL]: "ms-per-step exit-ms" of holt run --headless with
+# otel_endpoint = URL; exit-ms from its run.finished to its exit.
+headless() {
+	printf "otel_endpoint = %s\n" "${2:-}" >"$HOLT_HOME/config/holt.conf"
+	"$B/holt" run -s "$1" --model "script:$HOLT_HOME/steps.json" \
+		--steps $((steps + 5)) --headless go 2>"$HOLT_HOME/$1.err" |
+	python3 -c '
+import json, sys, time, datetime
+def t(e):
+    return datetime.datetime.fromisoformat(e["ts"].replace("Z", "+00:00")).timestamp()
+a = b = None
+for l in sys.stdin:
+    e = json.loads(l)
+    if e["type"] == "user.message" and a is None:
+        a = e
+    elif e["type"] == "run.finished":
+        b, fin = e, time.time()
+end = time.time()
+print("%.2f %.0f" % ((t(b) - t(a)) * 1000 / '$steps', (end - fin) * 1000))'
+}
+
+h_ref=$(headless h-reference) || exit 1
+h_ans=$(headless h-answering "http://127.0.0.1:$ok") || exit 1
+h_ref2=$(headless h-refusing "http://127.0.0.1:$refused") || exit 1
+h_sil=$(headless h-silent "http://127.0.0.1:$silent") || exit 1
+set -- $h_ref $h_ans $h_ref2 $h_sil
+echo "holt run --headless, ${steps} steps, ms per step (and ms from run.finished to its exit): no otel_endpoint $1 ($2, the reference); a receiver that answers $3 (ratio $(ratio "$3" "$1"); $4); one that refuses $5 (ratio $(ratio "$5" "$1"); $6); one that never answers $7 (ratio $(ratio "$7" "$1"); $8, the bound 2000)"
+tail -n 1 "$HOLT_HOME/h-silent.err" | sed 's/^/its stderr at the exit, never answered: /'
