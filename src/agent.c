@@ -1500,7 +1500,8 @@ agent_judge(struct agent *a, struct call *c)
 		pr = policy_check_write(a->policy, a->mode, subject);
 		break;
 	}
-	if (pr->verdict != POLICY_DENY && kind != TOOL_MCP) {
+	if (pr->verdict != POLICY_DENY && (kind != TOOL_MCP ||
+	    mcp_changes_files(a->mcp, c->name))) {
 		if (agent_checkpoint(a, c)) {
 			policy_result_free(pr);
 			free(subject);

@@ -974,13 +974,42 @@ mcp_has_tool(struct mcp_srv *srv, const char *tool)
 	return 0;
 }
 
+/* The server of tool name (mcp__S__T), or NULL; *tool: T. */
+static struct mcp_srv *
+mcp_find_srv(struct mcp *m, const char *name, const char **tool)
+{
+	struct mcp_srv	*srv;
+	const char	*s = name + strlen(MCP_PREFIX), *sep;
+
+	sep = strstr(s, "__");
+	*tool = sep != NULL ? sep + 2 : "";
+	for (srv = m->srvs; srv != NULL && sep != NULL; srv = srv->next) {
+		if (strlen(srv->s.name) == (size_t)(sep - s) &&
+		    strncmp(srv->s.name, s, (size_t)(sep - s)) == 0)
+			return srv;
+	}
+	return NULL;
+}
+
+int
+mcp_changes_files(struct mcp *m, const char *name)
+{
+	struct mcp_srv	*srv;
+	const char	*tool;
+
+	if (m == NULL || !mcp_is_tool(name))
+		return 0;
+	srv = mcp_find_srv(m, name, &tool);
+	return srv != NULL && srv->s.transport == &mcp_sandbox_transport;
+}
+
 struct mcp_call *
 mcp_call(struct mcp *m, const char *name, const cJSON *args, size_t cap,
     mcp_progress_fn progress, mcp_done_fn done, void *arg)
 {
 	struct mcp_call	*c = xcalloc(1, sizeof *c);
 	struct mcp_srv	*srv;
-	const char	*s = name + strlen(MCP_PREFIX), *sep;
+	const char	*tool;
 
 	c->mcp = m;
 	c->cap = cap;
@@ -991,13 +1020,8 @@ mcp_call(struct mcp *m, const char *name, const cJSON *args, size_t cap,
 	c->timer = evtimer_new(m->host.base, mcp_call_timeout, c);
 	c->next = m->calls;
 	m->calls = c;
-	sep = strstr(s, "__");
-	c->tool = xstrdup(sep != NULL ? sep + 2 : "");
-	for (srv = m->srvs; srv != NULL && sep != NULL; srv = srv->next) {
-		if (strlen(srv->s.name) == (size_t)(sep - s) &&
-		    strncmp(srv->s.name, s, (size_t)(sep - s)) == 0)
-			break;
-	}
+	srv = mcp_find_srv(m, name, &tool);
+	c->tool = xstrdup(tool);
 	if (srv == NULL) {
 		mcp_call_end(c, xprintf("%s: no such MCP server in holt.conf",
 		    name), 1, 0);

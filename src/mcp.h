@@ -61,6 +61,11 @@ void	 mcp_idle(struct mcp *);
 /* [{name: mcp__S__T, description, parameters}]; the caller frees it. */
 cJSON	*mcp_tools(struct mcp *);
 int	 mcp_is_tool(const char *name);
+/*
+ * 1 if a call of tool name (mcp__S__T) can change the sandbox's files: its
+ * server runs there (where = sandbox). A host or HTTP server cannot.
+ */
+int	 mcp_changes_files(struct mcp *, const char *name);
 
 /* The end of a call: text for the model, error set if the call failed. */
 typedef void (*mcp_done_fn)(void *arg, char *text, int error, int interrupted);

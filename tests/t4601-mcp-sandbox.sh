@@ -2,7 +2,8 @@
 # MCP servers inside the session's sandbox (where = sandbox, the default):
 # the reference server-filesystem from the npm registry, limited to
 # /workspace, reads and writes there and cannot read outside it; a server
-# that crashes in the sandbox fails one call and is started again.
+# that crashes in the sandbox fails one call and is started again; a
+# checkpoint before each call lets a rewind undo what a server wrote.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/lib-engine.sh"
 . "$TEST_DIRECTORY/mcp-lib.sh"
@@ -81,6 +82,22 @@ test_expect_success BWRAP,MCP 'the servers ran in the sandbox, not on the host' 
 	box=$(ls -d "$HOLT_HOME"/data/sandboxes/sbx-*) &&
 	test -f "$box/home/state/crash.starts" &&
 	! test -e /workspace/made-by-mcp.txt
+'
+
+test_expect_success BWRAP,MCP 'a checkpoint before each call of a server in the sandbox: rewind undoes what it wrote' '
+	events_of "$(session_log fs)" checkpoint.taken >ck &&
+	test $(grep -c "\"name\":\"mcp__" ck) = 9 &&
+	step=$(sed -n "s/.*\"step\":\([0-9]*\),.*\"name\":\"mcp__fs__write_file\".*/\1/p" ck) &&
+	test -n "$step" &&
+	holt log -t fs | grep "step $step: checkpoint [0-9]* before mcp__fs__write_file" &&
+	box=$(ls -d "$HOLT_HOME"/data/sandboxes/sbx-*) &&
+	test -f "$box/workspace/made-by-mcp.txt" &&
+	holt rewind -t fs --to $step --files-only &&
+	! test -e "$box/workspace/made-by-mcp.txt" &&
+	test -f "$box/workspace/README" &&
+	holt rewind -t fs --to $((step + 1)) --files-only &&
+	printf "from mcp" >expect &&
+	test_cmp expect "$box/workspace/made-by-mcp.txt"
 '
 
 test_expect_success BWRAP,MCP 'in the server, a sandbox server is stopped when the run ends, started again by the next' '
