@@ -85,6 +85,7 @@ test_expect_success BWRAP,OTLP 'setup: a scripted model and a receiver' '
 	  { "text": "Done, endpoint silent.", "tool_calls": [] },
 	  { "text": "Headless.", "tool_calls": [ { "name": "list_dir", "arguments": {} } ] },
 	  { "text": "Headless, done.", "tool_calls": [] },
+	  { "text": "Headless, resumed.", "tool_calls": [] },
 	  { "text": "Headless, endpoint down.", "tool_calls": [] },
 	  { "text": "Headless, endpoint silent.", "tool_calls": [] } ] }
 	JSON
@@ -173,6 +174,15 @@ test_expect_success BWRAP,OTLP 'a headless run sends live, and all of it before 
 	node "$TEST_DIRECTORY/otlp/check.cjs" hl.spans hl "$(sandbox_of hl)" \
 		1 2 1 openai:m &&
 	grep "\"name\":\"execute_tool list_dir\"" hl.spans
+'
+
+test_expect_success BWRAP,OTLP 'holt run --resume: the new run is a trace of its own' '
+	timeout 60 holt run --resume hl --headless "again" >out.hl2 2>err.hl2 &&
+	tail -n 1 out.hl2 | grep "\"reason\":\"done\"" &&
+	! grep otlp err.hl2 &&
+	test_line_count = 6 hl.spans &&
+	node "$TEST_DIRECTORY/otlp/check.cjs" hl.spans hl "$(sandbox_of hl)" \
+		2 3 1 openai:m
 '
 
 test_expect_success BWRAP,OTLP 'a headless run, endpoint refusing: done, the drops on stderr' '
