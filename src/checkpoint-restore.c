@@ -44,6 +44,7 @@ struct restore {
 	int			 syncv[RESTORE_SYNC_MAX];	/* to sync */
 	size_t			 nsync;
 	int			 syncall;	/* more: one syncfs */
+	int			 named;		/* a name made or replaced */
 };
 
 /*
@@ -256,6 +257,45 @@ restore_make(struct restore *r, int dirfd, const struct ckpt_entry *e)
 	return -1;
 }
 
+/*
+ * A file that only changed bytes is written over where it is, when it
+ * has no other name: no new inode, no name to sync, no blocks freed (and
+ * discarded) with an old one. A restore cut short in the middle leaves a
+ * half-written file, which the restore done again writes whole (its stat
+ * changed, so it is read again and differs). -1: not done that way.
+ */
+static int
+restore_overwrite(struct restore *r, int dirfd, const struct ckpt_entry *te)
+{
+	struct timespec	 ts[2];
+	struct stat	 sb;
+	int		 src, fd;
+
+	if (fstatat(dirfd, te->name, &sb, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    !S_ISREG(sb.st_mode) || sb.st_nlink != 1)
+		return -1;
+	if ((src = ckpt_obj_open(r->st, te->hash)) == -1)
+		return -1;
+	fd = openat(dirfd, te->name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK |
+	    O_CLOEXEC);
+	if (fd == -1 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+	    restore_copy(src, fd) != 0 || ftruncate(fd, (off_t)te->size) != 0) {
+		if (fd != -1)
+			close(fd);
+		close(src);
+		return -1;
+	}
+	close(src);
+	fchmod(fd, te->mode & 07777);
+	restore_own(r, dirfd, te->name, te);
+	ts[0].tv_sec = ts[1].tv_sec = (time_t)(te->mtime_ns / 1000000000);
+	ts[0].tv_nsec = ts[1].tv_nsec = (long)(te->mtime_ns % 1000000000);
+	futimens(fd, ts);
+	restore_keep(r, fd);
+	close(fd);
+	return 0;
+}
+
 static int restore_dir(struct restore *, int, const char *, const char *);
 
 static int
@@ -269,6 +309,7 @@ restore_entry(struct restore *r, int dirfd, const struct ckpt_entry *te,
 	restore_step(r);
 	if (te->type == 'd') {
 		if (ce == NULL || ce->type != 'd') {
+			r->named = 1;
 			if (ckpt_remove_at(dirfd, te->name) != 0 ||
 			    mkdirat(dirfd, te->name, 0700) != 0) {
 				restore_fail(r, "mkdir", te->name);
@@ -284,6 +325,7 @@ restore_entry(struct restore *r, int dirfd, const struct ckpt_entry *te,
 		fchmod(fd, 0700);
 		rc = restore_dir(r, fd, ce != NULL && ce->type == 'd' ?
 		    ce->hash : NULL, te->hash);
+		r->named = ce == NULL || ce->type != 'd';	/* not its insides */
 		if (te->mode & CKPT_OPAQUE)
 			fsetxattr(fd, CKPT_OPAQUE_XATTR, "y", 1, 0);
 		else if (ce != NULL && (ce->mode & CKPT_OPAQUE))
@@ -305,6 +347,10 @@ restore_entry(struct restore *r, int dirfd, const struct ckpt_entry *te,
 		utimensat(dirfd, te->name, ts, AT_SYMLINK_NOFOLLOW);
 		return 0;
 	}
+	if (ce != NULL && ce->type == 'f' && te->type == 'f' &&
+	    restore_overwrite(r, dirfd, te) == 0)
+		return 0;
+	r->named = 1;
 	if (restore_make(r, dirfd, te) != 0)
 		return -1;
 	restore_own(r, dirfd, TMP_NAME, te);
@@ -354,8 +400,7 @@ restore_dir(struct restore *r, int fd, const char *cur, const char *tgt)
 		else
 			cmp = strcmp(c.e[i].name, t.e[j].name);
 		/* Names made, removed or replaced here: sync it at the end. */
-		if (cmp != 0 || (!entry_same(&c.e[i], &t.e[j]) &&
-		    !(c.e[i].type == 'd' && t.e[j].type == 'd')))
+		if (cmp != 0)
 			touched = 1;
 		if (cmp < 0) {
 			restore_step(r);
@@ -370,8 +415,11 @@ restore_dir(struct restore *r, int fd, const char *cur, const char *tgt)
 			rc = restore_entry(r, fd, &t.e[j], NULL);
 			j++;
 		} else {
-			if (!entry_same(&c.e[i], &t.e[j]))
+			if (!entry_same(&c.e[i], &t.e[j])) {
+				r->named = 0;
 				rc = restore_entry(r, fd, &t.e[j], &c.e[i]);
+				touched |= r->named;
+			}
 			i++;
 			j++;
 		}
