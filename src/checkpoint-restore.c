@@ -93,6 +93,14 @@ restore_own(struct restore *r, int dirfd, const char *name,
 		    (gid_t)((long long)r->gid + e->gid), AT_SYMLINK_NOFOLLOW);
 }
 
+/* An entry's modification time, as both times for futimens. */
+static void
+restore_times(struct timespec ts[2], const struct ckpt_entry *e)
+{
+	ts[0].tv_sec = ts[1].tv_sec = (time_t)(e->mtime_ns / 1000000000);
+	ts[0].tv_nsec = ts[1].tv_nsec = (long)(e->mtime_ns % 1000000000);
+}
+
 static void
 restore_fail(struct restore *r, const char *what, const char *name)
 {
@@ -220,8 +228,7 @@ restore_make(struct restore *r, int dirfd, const struct ckpt_entry *e)
 		}
 		close(src);
 		fchmod(fd, e->mode & 07777);
-		ts[0].tv_sec = ts[1].tv_sec = (time_t)(e->mtime_ns / 1000000000);
-		ts[0].tv_nsec = ts[1].tv_nsec = (long)(e->mtime_ns % 1000000000);
+		restore_times(ts, e);
 		futimens(fd, ts);
 		restore_keep(r, fd);
 		close(fd);
@@ -288,8 +295,7 @@ restore_overwrite(struct restore *r, int dirfd, const struct ckpt_entry *te)
 	close(src);
 	fchmod(fd, te->mode & 07777);
 	restore_own(r, dirfd, te->name, te);
-	ts[0].tv_sec = ts[1].tv_sec = (time_t)(te->mtime_ns / 1000000000);
-	ts[0].tv_nsec = ts[1].tv_nsec = (long)(te->mtime_ns % 1000000000);
+	restore_times(ts, te);
 	futimens(fd, ts);
 	restore_keep(r, fd);
 	close(fd);
@@ -342,8 +348,7 @@ restore_entry(struct restore *r, int dirfd, const struct ckpt_entry *te,
 		/* Same bytes: only the mode or the time differ. */
 		fchmodat(dirfd, te->name, te->mode & 07777, 0);
 		restore_own(r, dirfd, te->name, te);
-		ts[0].tv_sec = ts[1].tv_sec = (time_t)(te->mtime_ns / 1000000000);
-		ts[0].tv_nsec = ts[1].tv_nsec = (long)(te->mtime_ns % 1000000000);
+		restore_times(ts, te);
 		utimensat(dirfd, te->name, ts, AT_SYMLINK_NOFOLLOW);
 		return 0;
 	}
