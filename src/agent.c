@@ -2173,6 +2173,18 @@ agent_mcp_changed(void *arg)
 	}
 }
 
+/* A server left out of the run: the user sees why (mcp.failed). */
+static void
+agent_mcp_failed(void *arg, const char *server, const char *why)
+{
+	struct agent	*a = arg;
+	cJSON		*ev = evlog_new("mcp.failed");
+
+	cJSON_AddStringToObject(ev, "server", server);
+	cJSON_AddStringToObject(ev, "message", why);
+	agent_emit(a, ev, 0);
+}
+
 /* The tools the model is offered: holt's own and the MCP servers'. */
 static cJSON *
 agent_tools(struct agent *a)
@@ -2703,7 +2715,7 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	a->tctx.output_cap = (size_t)config_get_num("output_cap");
 	{
 		struct mcp_host mh = { base, agent_mcp_envd, agent_mcp_changed,
-		    a, a->name };
+		    a, a->name, agent_mcp_failed };
 
 		a->mcp = mcp_new(&mh);
 		a->tctx.mcp = a->mcp;

@@ -137,6 +137,9 @@ cmd_format_event_raw(const cJSON *ev, struct buf *b)
 		    json_str(ev, "reason"), json_num(ev, "steps", 0));
 	else if (strcmp(type, "error") == 0)
 		buf_addf(b, "error: %s\n", json_str(ev, "message"));
+	else if (strcmp(type, "mcp.failed") == 0)
+		buf_addf(b, "mcp server '%s' left out of the run: %s\n",
+		    json_str(ev, "server"), json_str(ev, "message"));
 	else if (strcmp(type, "model.usage") == 0)
 		buf_addf(b, "  tokens %.0f in (%.0f cached), %.0f out, $%.4f%s%s\n",
 		    json_num(ev, "input_tokens", 0),

@@ -42,6 +42,7 @@ struct mcp_srv {
 	cJSON			*tools;		/* as last listed, or NULL */
 	int			 list_wanted;	/* list once ready */
 	int			 list_failed;	/* this run: do not wait again */
+	int			 fail_told;	/* host->failed since listed */
 	struct event		*timer;		/* initialize, tools/list */
 	struct mcp_srv		*next;
 };
@@ -416,15 +417,18 @@ mcp_srv_down(struct mcp_srv *srv, const char *fmt, ...)
 			    "the server will be started again on the next "
 			    "call", srv->s.name, why), 1, 0);
 	}
-	free(why);
 	cJSON_Delete(srv->listing);
 	srv->listing = NULL;
 	srv->list_id = 0;
 	srv->list_wanted = 0;
 	if (listing) {
 		srv->list_failed = 1;
+		if (!srv->fail_told && m->host.failed != NULL)
+			m->host.failed(m->host.arg, srv->s.name, why);
+		srv->fail_told = 1;
 		mcp_changed(m);
 	}
+	free(why);
 }
 
 /* Starting: the transport, then initialize. */
@@ -545,6 +549,7 @@ mcp_srv_listed(struct mcp_srv *srv, const cJSON *result)
 	cJSON_Delete(srv->tools);
 	srv->tools = srv->listing;
 	srv->listing = NULL;
+	srv->fail_told = 0;
 	log_info("session '%s': mcp server '%s': %d tools", srv->s.mcp->host.session,
 	    srv->s.name, cJSON_GetArraySize(srv->tools));
 	if (srv->list_wanted)

@@ -42,6 +42,12 @@ struct mcp_host {
 	void			(*changed)(void *arg);
 	void			*arg;
 	const char		*session;	/* for the log */
+	/*
+	 * A server could not be started or its tools listed: it is left out
+	 * of the run. Said once until its tools are listed again.
+	 */
+	void			(*failed)(void *arg, const char *server,
+				    const char *why);
 };
 
 struct mcp;

@@ -317,7 +317,25 @@ where = host" &&
 	echo "{\"turns\":[{\"text\":\"still here\"}]}" >gone.json &&
 	holt run -s gone --model script:gone.json --net off --headless "go" >out 2>err &&
 	tail -n 1 out | grep "\"reason\":\"done\"" &&
-	! grep mcp__gone out
+	! grep mcp__gone out &&
+	events_of "$(session_log gone)" mcp.failed >f &&
+	test $(wc -l <f) = 1 &&
+	grep "\"server\":\"gone\"" f &&
+	grep "\"message\":\"it exited with status 127; its last words: cannot run ./nonexistent/mcp-server.: No such file" f &&
+	holt log -t gone >text &&
+	grep "mcp server .gone. left out of the run: it exited with status 127" text
+'
+
+test_expect_success BWRAP,MCP 'in the server, a server that keeps failing is told once, not at every run' '
+	cat >twice.json <<-\EOF &&
+	{ "turns": [ { "text": "one" }, { "text": "two" } ] }
+	EOF
+	holt new -d -s twice --model script:twice.json --net off "go" &&
+	test_wait_for 300 "holt log -t twice | grep -q \"run finished: done\"" &&
+	holt send -t twice "again" &&
+	test_wait_for 300 "holt log -t twice | grep -c \"run finished: done\" | grep -q 2" &&
+	events_of "$(session_log twice)" mcp.failed >f &&
+	test $(wc -l <f) = 1
 '
 
 test_done

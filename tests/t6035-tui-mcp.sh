@@ -1,6 +1,7 @@
 #!/bin/sh
 # An MCP tool's call in the screen: the agent pane shows the tool and its
-# arguments, and so does the approval modal, which answers it like any.
+# arguments, and so does the approval modal, which answers it like any; a
+# server that could not start is said there.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/tui-lib.sh"
 
@@ -32,6 +33,12 @@ test_expect_success TMUX 'the approval shows the tool and its arguments; y allow
 	tui_keys a y &&
 	sent_wait "type=approve" "request_id=r1" "decision=allow" &&
 	tui_gone a "approval needed"
+'
+
+test_expect_success TMUX 'a server left out of the run is said in the agent pane' '
+	fake_ctl "{\"event\": {\"type\": \"mcp.failed\", \"server\": \"gone\",
+	  \"message\": \"cannot start: no such program\"}}" &&
+	tui_wait a "mcp server .gone. left out of the run: cannot start: no such program"
 '
 
 test_done

@@ -1117,6 +1117,12 @@ view_agent_event(struct pane *p, const cJSON *ev, int live)
 		it = agent_add(a, IT_ERROR);
 		buf_addf(&it->text, "error: %s",
 		    (s = json_str(ev, "message")) ? s : "?");
+	} else if (strcmp(type, "mcp.failed") == 0) {
+		it = agent_add(a, IT_ERROR);
+		s = json_str(ev, "server");
+		buf_addf(&it->text, "mcp server '%s' left out of the run: %s",
+		    s != NULL ? s : "?", json_str(ev, "message") != NULL ?
+		    json_str(ev, "message") : "?");
 	} else if (strcmp(type, "pr.opened") == 0) {
 		it = agent_add(a, IT_INFO);
 		buf_addf(&it->text, "— pull request opened: %s",
