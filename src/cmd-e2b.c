@@ -53,6 +53,9 @@ e2b_load_policy(struct e2b_server *srv, const char *file, const char *mode)
 		return -1;
 	}
 	free(user);
+	/* Kept with each sandbox made, for its proxy's net rules. */
+	if (file != NULL && (srv->policy_file = realpath(file, NULL)) == NULL)
+		srv->policy_file = xstrdup(file);
 	return 0;
 }
 

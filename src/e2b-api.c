@@ -184,6 +184,11 @@ api_create(struct e2b_server *srv, struct evhttp_request *req)
 	b->envs = cJSON_IsObject(envs) ? cJSON_Duplicate(envs, 1) :
 	    cJSON_CreateObject();
 	b->end_ms = json_now_ms() + (uint64_t)timeout * 1000;
+	if (srv->policy != NULL) {
+		b->mode = xstrdup(policy_mode_name(srv->mode));
+		if (srv->policy_file != NULL)
+			b->policy = xstrdup(srv->policy_file);
+	}
 	if (e2b_box_save(b, &cause) != 0) {
 		e2b_reply_error(req, 500, "%s", cause);
 		free(cause);

@@ -93,6 +93,10 @@ e2b_box_load(const char *id)
 	b->envs = string_object(cJSON_GetObjectItem(j, "envs"));
 	b->end_ms = (uint64_t)json_num(j, "end_ms", 0);
 	b->paused_left_ms = (uint64_t)json_num(j, "paused_left_ms", 0);
+	if (json_str(j, "policy") != NULL)
+		b->policy = xstrdup(json_str(j, "policy"));
+	if (json_str(j, "mode") != NULL)
+		b->mode = xstrdup(json_str(j, "mode"));
 	cJSON_Delete(j);
 	return b;
 }
@@ -112,6 +116,11 @@ e2b_box_save(struct e2b_box *b, char **cause)
 	cJSON_AddItemToObject(j, "envs", cJSON_Duplicate(b->envs, 1));
 	cJSON_AddNumberToObject(j, "end_ms", (double)b->end_ms);
 	cJSON_AddNumberToObject(j, "paused_left_ms", (double)b->paused_left_ms);
+	/* For its proxy (holt-proxy reads them): the network's rules. */
+	if (b->policy != NULL)
+		cJSON_AddStringToObject(j, "policy", b->policy);
+	if (b->mode != NULL)
+		cJSON_AddStringToObject(j, "mode", b->mode);
 	path = box_path(b->id);
 	rc = json_save_file(path, j, cause);
 	free(path);
@@ -128,6 +137,8 @@ e2b_box_free(struct e2b_box *b)
 	free(b->template);
 	free(b->token);
 	free(b->started);
+	free(b->policy);
+	free(b->mode);
 	cJSON_Delete(b->metadata);
 	cJSON_Delete(b->envs);
 	free(b);

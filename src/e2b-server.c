@@ -507,6 +507,7 @@ e2b_server_free(struct e2b_server *srv)
 	}
 	if (srv->policy != NULL)
 		policy_free(srv->policy);
+	free(srv->policy_file);
 	free(srv->key);
 	free(srv);
 }

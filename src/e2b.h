@@ -41,6 +41,8 @@ struct e2b_box {
 	cJSON		*envs;		/* object of strings */
 	uint64_t	 end_ms;	/* wall clock; paused past it */
 	uint64_t	 paused_left_ms;	/* timeout left when paused */
+	char		*policy;	/* --policy FILE it was made under */
+	char		*mode;		/* and --mode; NULL: none */
 	struct e2b_box	*next;
 };
 
@@ -59,6 +61,7 @@ struct e2b_server {
 	const char		*name;		/* of the control socket */
 	struct e2b_control	*control;
 	struct policy		*policy;	/* NULL: every command runs */
+	char			*policy_file;	/* --policy, absolute */
 	enum policy_mode	 mode;
 	int			 ask_timeout_s;
 	struct e2b_box		*boxes;		/* the E2B sandboxes known */

@@ -123,6 +123,32 @@ policy_files_sig(char **paths, size_t n)
 	return h;
 }
 
+/*
+ * A sandbox no session uses but holt e2b serve made, with --policy: its
+ * file and mode, from data/sandboxes/<id>/e2b.json (written after the
+ * sandbox started, so looked for each time). The file, or NULL.
+ */
+static char *
+e2b_policy(void)
+{
+	char		*path, *cause = NULL, *file = NULL;
+	cJSON		*j;
+	const char	*mode;
+
+	path = paths_join(sandbox_dir, "e2b.json");
+	if (access(path, F_OK) == 0 &&
+	    (j = json_load_file(path, &cause)) != NULL) {
+		if (json_str(j, "policy") != NULL)
+			file = xstrdup(json_str(j, "policy"));
+		if ((mode = json_str(j, "mode")) != NULL)
+			policy_mode_parse(mode, &policy_mode_now);
+		cJSON_Delete(j);
+	}
+	free(cause);
+	free(path);
+	return file;
+}
+
 /* Rules, re-read when a file changed. A bad file keeps the last rules. */
 static void
 policy_refresh(void)
@@ -134,7 +160,9 @@ policy_refresh(void)
 
 	paths[0] = paths_join(paths_config_dir(), "policy");
 	paths[1] = session_policy != NULL ? xstrdup(session_policy) :
-	    xstrdup("/nonexistent");
+	    e2b_policy();
+	if (paths[1] == NULL)
+		paths[1] = xstrdup("/nonexistent");
 	ws = paths_join(sandbox_dir, "workspace");
 	paths[2] = paths_join(ws, POLICY_WORKSPACE_FILE);
 	free(ws);
@@ -143,7 +171,8 @@ policy_refresh(void)
 		p = policy_new();
 		r = policy_load_file(p, paths[0], "user", &cause);
 		if (r == 0)
-			r = policy_load_file(p, paths[1], "session", &cause);
+			r = policy_load_file(p, paths[1], session_policy !=
+			    NULL ? "session" : "e2b", &cause);
 		if (r == 0)
 			r = policy_load_file(p, paths[2], "workspace", &cause);
 		if (r != 0) {

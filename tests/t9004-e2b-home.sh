@@ -18,7 +18,7 @@ test_when_finished 'e2b_stop'
 # address.
 mkdir -p www && echo "hello through the proxy" >www/hello.txt
 test_web_server "$PWD/www"
-printf "127.0.0.1 registry.npmjs.org elsewhere.example.org\n" >hosts
+printf "127.0.0.1 registry.npmjs.org elsewhere.example.org asked.example.org\n" >hosts
 HOLT_PROXY_HOSTS=$PWD/hosts
 export HOLT_PROXY_HOSTS
 
@@ -87,6 +87,23 @@ test_expect_success E2B 'write rules are about the home: the files API' '
 	done &&
 	test ! -e "$home/tests" &&
 	test "$(cat "$home/repo/ok.txt")" = fine
+'
+
+test_expect_success E2B 'the --policy FILE of holt e2b serve rules the network too' '
+	e2b_stop &&
+	cat >net.policy <<-\EOF &&
+	allow ^curl -sS -m 10 http://
+	net-allow elsewhere.example.org
+	EOF
+	e2b_serve --policy net.policy --mode strict &&
+	e2b_js create >id3 &&
+	e2b_js run "$(cat id3)" "curl -sS -m 10 http://elsewhere.example.org:$port/hello.txt" >out &&
+	echo "hello through the proxy" >expect &&
+	test_cmp expect out &&
+	grep "allow elsewhere.example.org:$port .*(e2b:" \
+		"$HOLT_HOME/data/sandboxes/$(cat id3)/run/net.log" &&
+	e2b_js run "$(cat id3)" "curl -sS -m 10 http://asked.example.org:$port/hello.txt" >out &&
+	grep "asked.example.org. (port $port) refused: no net-allow rule" out
 '
 
 test_done
