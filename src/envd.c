@@ -88,6 +88,7 @@ struct proc {
 	int		 exited;
 	int		 status;
 	uint64_t	 duration_ms;
+	char		*token;		/* the exec's, to re-join a re-sent one */
 	struct proc	*next;
 };
 
@@ -256,6 +257,19 @@ proc_find(pid_t pid)
 	return NULL;
 }
 
+/* The command an exec with this token started, while it is kept. */
+static struct proc *
+proc_find_token(const char *token)
+{
+	struct proc	*p;
+
+	for (p = procs; token != NULL && p != NULL; p = p->next) {
+		if (p->token != NULL && strcmp(p->token, token) == 0)
+			return p;
+	}
+	return NULL;
+}
+
 static void
 proc_free(struct proc *p)
 {
@@ -271,6 +285,7 @@ proc_free(struct proc *p)
 	buf_release(&p->err.ring);
 	buf_release(&p->in);
 	free(p->subs);
+	free(p->token);
 	free(p);
 }
 
@@ -1266,18 +1281,33 @@ proc_spawn(const cJSON *req, char **cause)
 	return p;
 }
 
+static void proc_join(struct proc *, struct client *, double,
+    const cJSON *, const char *);
+
+/*
+ * An exec whose token names a command still kept is one sent again (its
+ * "started" was lost with a connection): it re-joins that command from
+ * the start of its output instead of running it twice.
+ */
 static void
 op_exec(struct client *c, double id, const cJSON *req)
 {
 	struct proc	*p;
+	const char	*token = json_str(req, "token");
 	char		*cause = NULL;
 	cJSON		*o;
 
+	if ((p = proc_find_token(token)) != NULL) {
+		proc_join(p, c, id, req, "started");
+		return;
+	}
 	if ((p = proc_spawn(req, &cause)) == NULL) {
 		reply_error(c, id, "%s", cause);
 		free(cause);
 		return;
 	}
+	if (token != NULL)
+		p->token = xstrdup(token);
 	proc_sub(p, c, id, json_bool(req, "b64", 0));
 	o = event_new(id, "started");
 	cJSON_AddNumberToObject(o, "pid", p->pid);
@@ -1413,17 +1443,20 @@ replay(struct proc *p, struct stream *s, struct client *c, double id,
 	}
 }
 
+/*
+ * Client c follows command p as request id: event ev ("attached", or
+ * "started" for a re-sent exec), then the output held from the request's
+ * offsets on, then live output or its exit.
+ */
 static void
-op_attach(struct client *c, double id, const cJSON *req)
+proc_join(struct proc *p, struct client *c, double id, const cJSON *req,
+    const char *ev)
 {
-	struct proc	*p;
 	double		 off = json_num(req, "offset", 0);
 	cJSON		*o;
 	int		 b64 = json_bool(req, "b64", 0);
 
-	if ((p = req_proc(c, id, req)) == NULL)
-		return;
-	o = event_new(id, "attached");
+	o = event_new(id, ev);
 	cJSON_AddNumberToObject(o, "pid", p->pid);
 	cJSON_AddBoolToObject(o, "running", !p->exited);
 	client_send(c, o);
@@ -1434,6 +1467,15 @@ op_attach(struct client *c, double id, const cJSON *req)
 		proc_send_exit(p, c, id);
 	else
 		proc_sub(p, c, id, b64);
+}
+
+static void
+op_attach(struct client *c, double id, const cJSON *req)
+{
+	struct proc	*p;
+
+	if ((p = req_proc(c, id, req)) != NULL)
+		proc_join(p, c, id, req, "attached");
 }
 
 static void

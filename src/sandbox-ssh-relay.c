@@ -12,7 +12,9 @@
  * each open request again: a running command as "attach" {pid,
  * stdout_offset, stderr_offset}, which envd answers with the output from
  * there on (it keeps a command's output for that), its "attached" reply
- * swallowed; anything else as it was. The caller sees one unbroken stream. A
+ * swallowed; anything else as it was. An exec whose "started" had not
+ * come is sent again with the "token" the relay gave it, so envd re-joins
+ * it if it had started. The caller sees one unbroken stream. A
  * connection that never worked, or cannot be made again in time, ends
  * each open request with an error naming the host, then the socket.
  *
@@ -26,6 +28,7 @@
  * stalled side stops the relay reading the other past RELAY_BUF bytes,
  * so memory stays bounded.
  */
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -196,6 +199,24 @@ req_done(struct relay *r, struct relay_req *q)
 	}
 }
 
+/*
+ * An exec sent again after a dropped connection may have started the
+ * first time: its token has envd re-join that command, not run it twice.
+ */
+static void
+exec_token(cJSON *f)
+{
+	unsigned char	 r[12];
+	char		 hex[2 * sizeof r + 1];
+	size_t		 i;
+
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		fatal("getrandom");
+	for (i = 0; i < sizeof r; i++)
+		snprintf(hex + 2 * i, 3, "%02x", r[i]);
+	cJSON_AddStringToObject(f, "token", hex);
+}
+
 /* A frame from the caller: noted, and sent on. */
 static void
 from_client(struct relay *r, cJSON *f)
@@ -203,6 +224,9 @@ from_client(struct relay *r, cJSON *f)
 	struct relay_req	*q;
 	const char		*op = json_str(f, "op");
 
+	if (op != NULL && strcmp(op, "exec") == 0 &&
+	    json_str(f, "token") == NULL)
+		exec_token(f);
 	queue(&r->torem, f);
 	if (op != NULL && strcmp(op, "forward") == 0) {
 		/* From here on, bytes: what follows the frame is the stream's. */

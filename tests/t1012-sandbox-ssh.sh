@@ -123,6 +123,58 @@ test_expect_success 'the ssh connection killed mid-command: output complete' '
 	seq 1 60 | sed "s/^/eline /" >expect && test_cmp expect err
 '
 
+# The host's holt for one test: the first bridge passes envd's replies
+# until a "started", then holds the rest (so a command runs on the host
+# and its start never comes back), and says so in file "held".
+gate_holt() {
+	cat >gate.py <<-\EOF &&
+	import struct, sys
+	i, o, held = sys.stdin.buffer, sys.stdout.buffer, False
+	while True:
+	    n = i.read(4)
+	    if len(n) < 4:
+	        break
+	    body = i.read(struct.unpack(">I", n)[0])
+	    if not held and b'"started"' in body:
+	        held = True
+	        open(sys.argv[1], "w").close()
+	    if not held:
+	        o.write(n + body)
+	        o.flush()
+	EOF
+	cat >gate-holt.sh <<-EOF
+	if [ "\$1 \$2" = "sandbox bridge" ] && mkdir "$PWD/gated" 2>/dev/null; then
+		HOLT_HOME=$REMOTE_HOME "$HOLT_BUILD_DIR/holt" "\$@" |
+			/usr/bin/python3 "$PWD/gate.py" "$PWD/held"
+		exit
+	fi
+	HOLT_HOME=$REMOTE_HOME exec "$HOLT_BUILD_DIR/holt" "\$@"
+	EOF
+}
+
+append_once() {
+	holt sandbox exec far -- sh -c "echo x >>/workspace/once" \
+		>once.out 2>once.err
+	echo $? >once.rc
+}
+
+test_expect_success 'an exec sent again after a drop runs once' '
+	cp "$HOLT_HOME/config/holt.conf" conf.saved &&
+	test_when_finished "cp conf.saved \"$HOLT_HOME/config/holt.conf\"" &&
+	gate_holt &&
+	echo "ssh_holt = sh $PWD/gate-holt.sh" >>"$HOLT_HOME/config/holt.conf" &&
+	{ append_once & } &&
+	test_wait_for 300 "test -e held" &&
+	test_wait_for 100 "remote_holt sandbox exec $(cat rid) -- test -s /workspace/once" &&
+	sock=$(echo "$HOLT_HOME"/run/ssh-*) &&
+	master=$(ssh_master_pid "$sock") && test -n "$master" &&
+	kill -9 $master &&
+	test_wait_for 300 "test -s once.rc" &&
+	test "$(cat once.rc)" = 0 &&
+	remote_holt sandbox exec "$(cat rid)" -- cat /workspace/once >lines &&
+	echo x >expect && test_cmp expect lines
+'
+
 sleep_far() {
 	holt sandbox exec far -- sleep 60 >/dev/null 2>stop.err
 	echo $? >stop.rc
