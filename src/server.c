@@ -664,6 +664,13 @@ srv_rest_info(struct srv_session *s)
 		sandbox_free(sbx);
 	}
 	free(cause);
+	/* Closed at rest, it can be run by another process meanwhile. */
+	if (session_locked(s->name)) {
+		cJSON_ReplaceItemInObjectCaseSensitive(info, "state",
+		    cJSON_CreateString("working"));
+		cJSON_AddStringToObject(info, "error", "run by another holt "
+		    "process (holt run)");
+	}
 	return info;
 }
 
