@@ -6,9 +6,14 @@
  * MCP-Protocol-Version once negotiated). The server answers a request
  * with one JSON body or with an event stream that carries its progress
  * notifications, its own requests and, last, the response; a notification
- * or a response gets 202 and no body. holt opens no GET stream, so a
- * server's notifications outside a request (tools/list_changed among
- * them) are not heard.
+ * or a response gets 202 and no body.
+ *
+ * Once the session is initialized, a GET to the URL opens the stream on
+ * which the server sends what belongs to no request (tools/list_changed
+ * among them). A server that does not offer it answers 405, and no GET is
+ * made again; a stream that drops or fails is opened again after a wait
+ * that doubles from MCP_GET_WAIT_MS to MCP_GET_WAIT_MAX_MS (and starts
+ * over once a stream carried an event), with the last event's id.
  *
  * The transfers run in a worker thread with its own curl multi handle, so
  * that a POST answering a server's request can go while the stream of the
@@ -33,6 +38,9 @@
 #include "sse.h"
 #include "dynlib-curl.h"
 
+#define MCP_GET_WAIT_MS		1000	/* first wait before a new GET */
+#define MCP_GET_WAIT_MAX_MS	30000
+
 struct http_post;
 
 struct mcp_http {
@@ -55,6 +63,12 @@ struct mcp_http {
 	char			*version;	/* MCP-Protocol-Version */
 	struct http_post	*posts;
 	int			 failed;
+	struct http_post	*get;		/* the GET stream, or NULL */
+	int			 get_wanted;	/* initialized: open it */
+	int			 get_off;	/* the server offers none */
+	uint64_t		 get_at;	/* mono_ms of the next GET */
+	uint64_t		 get_wait;	/* the wait after this one */
+	char			*last_event_id;
 };
 
 struct http_post {
@@ -64,6 +78,8 @@ struct http_post {
 	char			*body;
 	int			 is_request;	/* has an id and a method */
 	int			 is_init;
+	int			 is_initialized;	/* notifications/initialized */
+	int			 is_get;
 	int			 kind;		/* 0 unknown, 1 JSON, 2 stream */
 	struct buf		 resp;
 	struct sse_parser	*sse;
@@ -155,8 +171,16 @@ http_message(struct http_post *p, const char *data, size_t len)
 static int
 http_sse_cb(void *arg, const struct sse_event *ev)
 {
+	struct http_post	*p = arg;
+
+	if (p->is_get && ev->id[0] != '\0') {
+		free(p->h->last_event_id);
+		p->h->last_event_id = xstrdup(ev->id);
+	}
+	if (p->is_get)
+		p->h->get_wait = MCP_GET_WAIT_MS;	/* it works: start over */
 	if (ev->data_len > 0)
-		http_message(arg, ev->data, ev->data_len);
+		http_message(p, ev->data, ev->data_len);
 	return 0;
 }
 
@@ -216,38 +240,30 @@ http_header_cb(char *ptr, size_t size, size_t n, void *arg)
 }
 
 static void
-http_post_start(struct mcp_http *h, const char *line)
+http_add_header(struct http_post *p, const char *name, const char *value)
+{
+	char	*hdr;
+
+	if (value == NULL)
+		return;
+	hdr = xprintf("%s: %s", name, value);
+	p->headers = curl_slist_append(p->headers, hdr);
+	free(hdr);
+}
+
+/* A transfer to the URL, with the session's headers; the caller adds it. */
+static struct http_post *
+http_transfer_new(struct mcp_http *h, const char *accept)
 {
 	struct http_post	*p = xcalloc(1, sizeof *p);
-	cJSON			*j = cJSON_Parse(line);
-	char			*hdr;
 
 	p->h = h;
-	p->body = xstrdup(line);
-	p->is_request = json_str(j, "method") != NULL &&
-	    cJSON_GetObjectItemCaseSensitive(j, "id") != NULL;
-	p->is_init = p->is_request && strcmp(json_str(j, "method"),
-	    "initialize") == 0;
-	cJSON_Delete(j);
 	if ((p->easy = curl_easy_init()) == NULL)
 		fatalx("curl_easy_init failed");
-	p->headers = curl_slist_append(NULL, "Content-Type: application/json");
-	p->headers = curl_slist_append(p->headers, "Accept: application/json, "
-	    "text/event-stream");
-	if (h->session_id != NULL) {
-		hdr = xprintf("Mcp-Session-Id: %s", h->session_id);
-		p->headers = curl_slist_append(p->headers, hdr);
-		free(hdr);
-	}
-	if (h->version != NULL) {
-		hdr = xprintf("MCP-Protocol-Version: %s", h->version);
-		p->headers = curl_slist_append(p->headers, hdr);
-		free(hdr);
-	}
+	http_add_header(p, "Accept", accept);
+	http_add_header(p, "Mcp-Session-Id", h->session_id);
+	http_add_header(p, "MCP-Protocol-Version", h->version);
 	curl_easy_setopt(p->easy, CURLOPT_URL, h->url);
-	curl_easy_setopt(p->easy, CURLOPT_POSTFIELDS, p->body);
-	curl_easy_setopt(p->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(p->body));
-	curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, p->headers);
 	curl_easy_setopt(p->easy, CURLOPT_WRITEFUNCTION, http_write_cb);
 	curl_easy_setopt(p->easy, CURLOPT_WRITEDATA, p);
 	curl_easy_setopt(p->easy, CURLOPT_HEADERFUNCTION, http_header_cb);
@@ -256,9 +272,89 @@ http_post_start(struct mcp_http *h, const char *line)
 	curl_easy_setopt(p->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(p->easy, CURLOPT_CONNECTTIMEOUT, 30L);
 	curl_easy_setopt(p->easy, CURLOPT_PROTOCOLS_STR, "http,https");
+	return p;
+}
+
+static void
+http_transfer_add(struct mcp_http *h, struct http_post *p)
+{
+	curl_easy_setopt(p->easy, CURLOPT_HTTPHEADER, p->headers);
 	curl_multi_add_handle(h->multi, p->easy);
 	p->next = h->posts;
 	h->posts = p;
+}
+
+static void
+http_post_start(struct mcp_http *h, const char *line)
+{
+	struct http_post	*p;
+	cJSON			*j = cJSON_Parse(line);
+	const char		*method = json_str(j, "method");
+
+	p = http_transfer_new(h, "application/json, text/event-stream");
+	p->body = xstrdup(line);
+	p->is_request = method != NULL &&
+	    cJSON_GetObjectItemCaseSensitive(j, "id") != NULL;
+	p->is_init = p->is_request && strcmp(method, "initialize") == 0;
+	p->is_initialized = method != NULL && !p->is_request &&
+	    strcmp(method, "notifications/initialized") == 0;
+	cJSON_Delete(j);
+	http_add_header(p, "Content-Type", "application/json");
+	curl_easy_setopt(p->easy, CURLOPT_POSTFIELDS, p->body);
+	curl_easy_setopt(p->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(p->body));
+	http_transfer_add(h, p);
+}
+
+/* The stream of what belongs to no request. */
+static void
+http_get_start(struct mcp_http *h)
+{
+	struct http_post	*p = http_transfer_new(h, "text/event-stream");
+
+	p->is_get = 1;
+	http_add_header(p, "Last-Event-ID", h->last_event_id);
+	curl_easy_setopt(p->easy, CURLOPT_HTTPGET, 1L);
+	curl_easy_setopt(p->easy, CURLOPT_TCP_KEEPALIVE, 1L);
+	http_transfer_add(h, p);
+	h->get = p;
+}
+
+/* The GET stream ended: never again (405, not a stream), or again later. */
+static void
+http_get_done(struct mcp_http *h, struct http_post *p, CURLcode code,
+    long status)
+{
+	h->get = NULL;
+	if (p->over)
+		http_fail(h, "it sent a message over the limit of "
+		    MCP_MESSAGE_MAX_TEXT);
+	else if (code == CURLE_OK && status == 404 && h->session_id != NULL)
+		http_fail(h, "%s: the server ended the session (HTTP 404)",
+		    h->url);
+	else if (code == CURLE_OK && (status == 405 || (status >= 200 &&
+	    status <= 299 && p->kind != 2)))
+		h->get_off = 1;
+	else {
+		h->get_at = mono_ms() + h->get_wait;
+		h->get_wait = h->get_wait * 2 > MCP_GET_WAIT_MAX_MS ?
+		    MCP_GET_WAIT_MAX_MS : h->get_wait * 2;
+	}
+}
+
+/* The poll's timeout: at most a second, less when a GET is due. */
+static int
+http_get_due(struct mcp_http *h)
+{
+	uint64_t	 now;
+
+	if (!h->get_wanted || h->get != NULL || h->get_off || h->failed)
+		return 1000;
+	now = mono_ms();
+	if (now >= h->get_at) {
+		http_get_start(h);
+		return 0;		/* curl_multi_perform starts it */
+	}
+	return h->get_at - now < 1000 ? (int)(h->get_at - now) : 1000;
 }
 
 static void
@@ -275,6 +371,8 @@ http_post_free(struct mcp_http *h, struct http_post *p)
 	curl_multi_remove_handle(h->multi, p->easy);
 	curl_easy_cleanup(p->easy);
 	curl_slist_free_all(p->headers);
+	if (h->get == p)
+		h->get = NULL;
 	free(p->body);
 	buf_release(&p->resp);
 	sse_free(p->sse);
@@ -287,6 +385,14 @@ http_post_done(struct mcp_http *h, struct http_post *p, CURLcode code)
 	long	 status = 0;
 
 	curl_easy_getinfo(p->easy, CURLINFO_RESPONSE_CODE, &status);
+	if (p->is_get) {
+		http_get_done(h, p, code, status);
+		http_post_free(h, p);
+		return;
+	}
+	if (p->is_initialized && code == CURLE_OK && status >= 200 &&
+	    status <= 299)
+		h->get_wanted = 1;
 	if (p->over)
 		http_fail(h, "it sent a message over the limit of "
 		    MCP_MESSAGE_MAX_TEXT);
@@ -311,7 +417,7 @@ http_worker(void *arg)
 	struct buf	 lines = BUF_INIT;
 	CURLMsg		*msg;
 	char		*nl, *line;
-	int		 running, left, stop;
+	int		 running, left, stop, wait_ms;
 
 	for (;;) {
 		pthread_mutex_lock(&h->lock);
@@ -338,7 +444,8 @@ http_worker(void *arg)
 			http_post_done(h, (struct http_post *)p,
 			    msg->data.result);
 		}
-		curl_multi_poll(h->multi, NULL, 0, 1000, NULL);
+		wait_ms = http_get_due(h);
+		curl_multi_poll(h->multi, NULL, 0, wait_ms, NULL);
 	}
 	while (h->posts != NULL)
 		http_post_free(h, h->posts);
@@ -392,6 +499,7 @@ http_start(struct mcp_server *s, char **cause)
 	h->wfd = p[1];
 	file_set_nonblock(h->rfd);
 	h->url = xstrdup(s->url);
+	h->get_wait = MCP_GET_WAIT_MS;
 	h->multi = curl_multi_init();
 	pthread_mutex_init(&h->lock, NULL);
 	h->rev = event_new(s->base, h->rfd, EV_READ | EV_PERSIST, http_read_cb,
@@ -442,6 +550,7 @@ http_stop(struct mcp_server *s)
 	free(h->url);
 	free(h->session_id);
 	free(h->version);
+	free(h->last_event_id);
 	free(h);
 }
 

@@ -3,7 +3,7 @@
 # from the npm registry (echo, get-sum, progress, an image, no sampling),
 # the tool-* policy rules and the approval question, and servers that
 # crash, hang, answer junk or too much, which fail one call and are started
-# again on the next.
+# again on the next; the GET stream of a server over streamable HTTP.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/lib-engine.sh"
 . "$TEST_DIRECTORY/lib-mock-llm.sh"
@@ -295,6 +295,7 @@ timeout = 20" &&
 	events_of out tool.output | grep "progress 2/2" &&
 	mcp_result out 2 | grep "Long running operation completed" &&
 	mcp_result out 3 | grep "The sum of 1 and 2 is 3" &&
+	grep "Received MCP GET request" http.log &&
 	kill $(cat http.pid) &&
 	cat >webgone.json <<-\EOF &&
 	{ "turns": [
@@ -308,6 +309,64 @@ timeout = 20" &&
 	mcp_result out2 1 >r1 &&
 	grep "\"error\":true" r1 &&
 	grep "mcp server .web. failed: http://127.0.0.1:$port/mcp: Could.* connect" r1
+'
+
+# Start tests/mcp/http-server.cjs in MODE, with its state in directory DIR.
+http_server() {
+	mkdir "$2" &&
+	{ node "$TEST_DIRECTORY/mcp/http-server.cjs" "$1" "$2" >"$2/log" 2>&1 &
+	  echo $! >"$2/pid"; } &&
+	test_wait_for 200 "test -s $2/port" &&
+	mcp_conf "[mcp web]
+url = http://127.0.0.1:$(cat "$2/port")/mcp
+timeout = 20" &&
+	cat >"$HOLT_HOME/config/policy" <<-\EOF
+	tool-allow ^mcp__web__
+	EOF
+}
+
+test_expect_success BWRAP,MCP 'streamable HTTP: list_changed on the GET stream is heard; a dropped stream is opened again' '
+	http_server stream st &&
+	cat >st.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "mcp__web__poke", "arguments": {} } ] },
+	  { "expect": { "tools_include": "mcp__web__poke2" },
+	    "tool_calls": [ { "name": "mcp__web__poke2", "arguments": {} } ] },
+	  { "expect": { "tools_include": "mcp__web__poke3" }, "text": "done" } ] }
+	EOF
+	holt run -s st --model script:st.json --net off --headless "go" >out 2>err &&
+	kill $(cat st/pid) &&
+	tail -n 1 out | grep "\"reason\":\"done\"" &&
+	mcp_result out 1 | grep "listed poke2" &&
+	mcp_result out 2 | grep "listed poke3" &&
+	head -n 2 st/gets >gets &&
+	cat >expect <<-\EOF &&
+	GET session=s1 last-event-id=undefined status=200
+	GET session=s1 last-event-id=e1 status=200
+	EOF
+	test_cmp expect gets
+'
+
+test_expect_success BWRAP,MCP 'streamable HTTP: a server without a GET stream (405) is not asked again; one that fails is, with a growing wait' '
+	http_server no-get ng &&
+	cat >ng.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "mcp__web__poke", "arguments": {} } ] },
+	  { "text": "done" } ] }
+	EOF
+	holt run -s ng --model script:ng.json --net off --headless "go" >out &&
+	kill $(cat ng/pid) &&
+	tail -n 1 out | grep "\"reason\":\"done\"" &&
+	mcp_result out 1 | grep "no stream" &&
+	echo "GET session=s1 last-event-id=undefined status=405" >expect &&
+	test_cmp expect ng/gets &&
+	http_server fail-get fg &&
+	holt run -s fg --model script:ng.json --net off --headless "go" >out &&
+	kill $(cat fg/pid) &&
+	tail -n 1 out | grep "\"reason\":\"done\"" &&
+	mcp_result out 1 | grep "no stream" &&
+	n=$(wc -l <fg/gets) &&
+	test $n -ge 2 && test $n -le 5
 '
 
 test_expect_success BWRAP,MCP 'a server that cannot start leaves its tools out; the session goes on' '
