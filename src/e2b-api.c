@@ -165,6 +165,8 @@ api_create(struct e2b_server *srv, struct evhttp_request *req)
 	 * allow_internet_access false is no network, true at least the
 	 * proxy. */
 	sandbox_opts_config(&o);
+	/* Here, whatever holt.conf's provider: an e2b one may be us. */
+	o.provider = "local";
 	if (cJSON_IsFalse(net))
 		o.net = SANDBOX_NET_OFF;
 	else if (cJSON_IsTrue(net) && o.net == SANDBOX_NET_OFF)

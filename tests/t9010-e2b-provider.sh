@@ -197,4 +197,23 @@ test_expect_success BWRAP 'rm kills it at E2B; one gone there is an error, not a
 	test_line_count = 1 after
 '
 
+test_expect_success BWRAP 'e2b serve makes local sandboxes, whatever holt.conf says' '
+	. ./e2b.env &&
+	e2b_stop &&
+	port=${E2B_API_URL##*:} &&
+	mkdir -p "$CLOUD/config" &&
+	cat >>"$CLOUD/config/holt.conf" <<-EOF &&
+	provider = e2b
+	e2b_api_url = $E2B_API_URL
+	e2b_sandbox_url = $E2B_SANDBOX_URL
+	e2b_api_key = $E2B_API_KEY
+	EOF
+	cloud_serve "$port" &&
+	holt sandbox create --provider e2b --name self >sid &&
+	e2b_id_of "$(cat sid)" >seid &&
+	cloud sandbox ls >cl &&
+	grep "^$(cat seid) .* running .* local " cl &&
+	holt sandbox exec self -- true
+'
+
 test_done
