@@ -43,6 +43,8 @@ e2b_load_policy(struct e2b_server *srv, const char *file, const char *mode)
 	srv->policy = policy_new();
 	/* E2B's programs work in the user's home: the write rules too. */
 	policy_set_root(srv->policy, E2B_HOME);
+	/* The sandbox's /tmp is its own: written as freely as the home. */
+	policy_set_tmp(srv->policy, "/tmp");
 	user = paths_join(paths_config_dir(), "policy");
 	if (policy_load_file(srv->policy, user, "user", &cause) != 0 ||
 	    (file != NULL && policy_load_file(srv->policy, file, file,

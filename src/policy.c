@@ -60,6 +60,7 @@ struct policy {
 	pcre2_match_data	*md;
 	pcre2_match_context	*mctx;
 	char			*root;	/* of write rules; NULL: /workspace */
+	char			*tmp;	/* the sandbox's own /tmp; NULL: none */
 };
 
 /* The built-in defaults: reading and inspecting; the rest is asked. */
@@ -226,6 +227,7 @@ policy_free(struct policy *p)
 	if (p == NULL)
 		return;
 	free(p->root);
+	free(p->tmp);
 	for (i = 0; i < p->ngroups; i++)
 		policy_group_release(&p->groups[i]);
 	free(p->groups);
@@ -621,6 +623,7 @@ struct pctx {
 	struct pitem	*items;
 	size_t		 nitems, aitems;
 	const char	*root;		/* write rules' paths are below it */
+	const char	*tmp;		/* or absolute, below this; or NULL */
 	const char	*start;		/* where the command starts */
 	char		*cwds[MAX_CWDS];	/* after each cd */
 	size_t		 ncwds;
@@ -884,6 +887,16 @@ write_removes(const char *what)
  * also with a trailing '/' by write-ask/write-deny rules: removing or
  * moving a directory writes what is below it.
  */
+/* Whether canon is dir or below it. */
+static int
+path_below(const char *canon, const char *dir)
+{
+	size_t	 n = strlen(dir);
+
+	return strncmp(canon, dir, n) == 0 && (canon[n] == '\0' ||
+	    canon[n] == '/');
+}
+
 static void
 write_item_path(struct pctx *c, const char *abs, const char *what)
 {
@@ -902,6 +915,13 @@ write_item_path(struct pctx *c, const char *abs, const char *what)
 	} else if (strncmp(canon, c->root, wl) == 0 && canon[wl] == '/') {
 		item_form(it, xstrdup(canon + wl + 1));
 		item_form(it, xprintf("%s/", canon + wl + 1));
+	} else if (c->tmp != NULL && path_below(canon, c->tmp)) {
+		/* The sandbox's own scratch: judged by the rules, as it is. */
+		item_form(it, xstrdup(canon));
+		item_form(it, xprintf("%s/", canon));
+		if (write_removes(what) && strcmp(canon, c->tmp) == 0)
+			item_problem(it, "%s would remove the whole %s", what,
+			    c->tmp);
 	} else {
 		item_form(it, xstrdup(canon));
 		item_problem(it, "%s '%s' is outside %s", what, canon,
@@ -2928,12 +2948,20 @@ policy_set_root(struct policy *p, const char *dir)
 	p->root = dir != NULL ? path_canon(dir) : NULL;
 }
 
+void
+policy_set_tmp(struct policy *p, const char *dir)
+{
+	free(p->tmp);
+	p->tmp = dir != NULL ? path_canon(dir) : NULL;
+}
+
 static void
 pctx_init(struct pctx *c, struct policy *p, const char *cwd)
 {
 	memset(c, 0, sizeof *c);
 	c->p = p;
 	c->root = p->root != NULL ? p->root : WORKSPACE;
+	c->tmp = p->tmp;
 	c->start = cwd != NULL && cwd[0] == '/' ? cwd : c->root;
 }
 

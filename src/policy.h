@@ -88,6 +88,13 @@ struct policy_result *policy_check_command_in(struct policy *,
  * outside it is never auto-allowed.
  */
 void	 policy_set_root(struct policy *, const char *dir);
+/*
+ * A directory that is the sandbox's own scratch (E2B's sandboxes: /tmp):
+ * a write there is judged by the write rules on its absolute path
+ * ("/tmp/f"), so the defaults allow it as they allow one below the root;
+ * without it, a write there is outside the root like any other.
+ */
+void	 policy_set_tmp(struct policy *, const char *dir);
 /* path is relative to the root (an absolute path is taken as it is). */
 struct policy_result *policy_check_write(struct policy *, enum policy_mode,
 	    const char *path);

@@ -52,8 +52,9 @@ test_expect_success E2B 'allow_internet_access: true is the policy too, false no
 test_expect_success E2B 'write rules are about the home: commands' '
 	e2b_stop &&
 	cat >home.policy <<-\EOF &&
-	allow ^echo(\s|$)
+	allow ^(echo|cat)(\s|$)
 	write-deny ^tests/
+	write-deny ^/tmp/kept/
 	EOF
 	e2b_serve --policy home.policy --mode strict &&
 	id=$(cat id) &&
@@ -87,6 +88,22 @@ test_expect_success E2B 'write rules are about the home: the files API' '
 	done &&
 	test ! -e "$home/tests" &&
 	test "$(cat "$home/repo/ok.txt")" = fine
+'
+
+test_expect_success E2B 'the sandbox'"'"'s /tmp: commands and the files API judged alike' '
+	id=$(cat id) &&
+	e2b_js run "$id" "echo a >/tmp/a.txt && cat /tmp/a.txt" >out &&
+	echo a >expect &&
+	test_cmp expect out &&
+	test "$(e2b_js fsop "$id" write /tmp/b.txt fine)" = ok &&
+	test "$(e2b_js run "$id" "cat /tmp/b.txt")" = fine &&
+	test "$(e2b_js fsop "$id" makeDir /tmp/d)" = ok &&
+	test_expect_code 1 e2b_js run "$id" "echo x >/tmp/kept/x" >out &&
+	grep "holt policy: .* denied: .*/tmp/kept/x" out &&
+	test_expect_code 1 e2b_js fsop "$id" write /tmp/kept/x no >out &&
+	grep "holt policy: writing ./tmp/kept/x. denied" out &&
+	test_expect_code 1 e2b_js fsop "$id" write /opt/x no >out &&
+	grep "outside /home/user" out
 '
 
 test_expect_success E2B 'the --policy FILE of holt e2b serve rules the network too' '

@@ -503,6 +503,41 @@ test_root(void **state)
 	policy_free(p);
 }
 
+/* The sandbox's own /tmp: commands and the files API judged alike. */
+static void
+test_tmp(void **state)
+{
+	struct policy		*p = policy_new();
+	struct policy_result	*res;
+	char			*cause = NULL;
+
+	policy_set_root(p, "/home/user");
+	expect_in(p, POLICY_STRICT, NULL, "echo x >/tmp/f", POLICY_DENY, 1,
+	    "write /tmp/f");
+	policy_set_tmp(p, "/tmp");
+	expect_in(p, POLICY_STRICT, NULL, "echo x >/tmp/f", POLICY_ALLOW, 1,
+	    "write /tmp/f");
+	expect_in(p, POLICY_STRICT, "/tmp", "echo x >f", POLICY_ALLOW, 1,
+	    "write /tmp/f");
+	expect_in(p, POLICY_STRICT, NULL, "rm -rf /tmp", POLICY_DENY, 0, NULL);
+	expect_in(p, POLICY_AUTO, NULL, "echo x >/tmpx/f", POLICY_ASK, 1,
+	    "write /tmpx/f");
+	res = policy_check_write(p, POLICY_STRICT, "/tmp/a/b");
+	assert_int_equal(res->verdict, POLICY_ALLOW);
+	policy_result_free(res);
+	res = policy_check_write(p, POLICY_MANUAL, "/tmp/a/b");
+	assert_int_equal(res->verdict, POLICY_ASK);
+	policy_result_free(res);
+	assert_int_equal(policy_add_rule(p, "write-deny", "^/tmp/secret",
+	    "user", &cause), 0);
+	expect_in(p, POLICY_AUTO, NULL, "echo x >/tmp/secret", POLICY_DENY, 1,
+	    "write /tmp/secret");
+	res = policy_check_write(p, POLICY_AUTO, "/tmp/secret");
+	assert_int_equal(res->verdict, POLICY_DENY);
+	policy_result_free(res);
+	policy_free(p);
+}
+
 static void
 test_suggest(void **state)
 {
@@ -710,6 +745,7 @@ main(void)
 		cmocka_unit_test(test_sources),
 		cmocka_unit_test(test_write_api),
 		cmocka_unit_test(test_root),
+		cmocka_unit_test(test_tmp),
 		cmocka_unit_test(test_suggest),
 		cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_parser),
