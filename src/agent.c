@@ -120,6 +120,9 @@ struct agent {
 	struct agent_cb		 cb;
 	void			*arg;
 	struct ckpt_ctx		*ckpts;		/* checkpoints being taken */
+	struct sandbox_restore_job *rewind;	/* files being put back */
+	void			(*rewind_cb)(void *, const char *);
+	void			*rewind_arg;
 
 	struct eventlog		*log;
 	cJSON			*history;	/* events the conversation needs */
@@ -205,6 +208,7 @@ static void	agent_request(struct agent *);
 static const char *agent_model_spec(struct agent *);
 static int	agent_rewind_recorded(void *, const char *, char **);
 static int	agent_rewind_done(const cJSON *, const char *);
+static int	agent_rewinding(struct agent *, char **);
 static void	agent_no_undo(struct agent *, struct call *,
 		    struct policy_result *);
 
@@ -2055,6 +2059,8 @@ agent_compact_now(struct agent *a, const char *focus, char **cause)
 		    a->name);
 		return -1;
 	}
+	if (agent_rewinding(a, cause))
+		return -1;
 	if (a->run_active) {
 		/* Between two steps: done before the next request. */
 		a->compact_pending = 1;
@@ -2085,6 +2091,8 @@ agent_clear(struct agent *a, const char *by, char **cause)
 		    "it (Esc) before a new conversation", a->name);
 		return -1;
 	}
+	if (agent_rewinding(a, cause))
+		return -1;
 	ev = evlog_new("conversation.cleared");
 	cJSON_AddStringToObject(ev, "by", by != NULL ? by : "user");
 	if (agent_emit_asked(a, ev, cause) != 0)
@@ -2213,6 +2221,8 @@ agent_envd(struct agent *a, char **cause)
 {
 	int	 fd;
 
+	if (agent_rewinding(a, cause))
+		return -1;	/* stopped until its files are back */
 	if (a->envd != NULL && envd_conn_alive(a->envd)) {
 		/*
 		 * Paused while idle (--idle-pause), the connection stays:
@@ -2333,9 +2343,43 @@ agent_rewind_recorded(void *arg, const char *tag, char **cause)
 	return 0;
 }
 
+/* A files rewind is under way: nothing else may use the sandbox. */
+static int
+agent_rewinding(struct agent *a, char **cause)
+{
+	if (a->rewind == NULL)
+		return 0;
+	*cause = xprintf("session '%s' is rewinding its files: wait for it",
+	    a->name);
+	return 1;
+}
+
+static void
+agent_rewound(struct agent *a)
+{
+	agent_clear_calls(a);
+	a->steps = 0;
+	agent_set_state(a, AGENT_IDLE);
+}
+
+/* The files are back (error NULL), from the loop. */
+static void
+agent_rewind_end(void *arg, const char *error)
+{
+	struct agent	*a = arg;
+
+	a->rewind = NULL;
+	if (error == NULL)
+		agent_rewound(a);
+	if (a->rewind_cb != NULL)
+		a->rewind_cb(a->rewind_arg, error);
+	a->rewind_cb = NULL;
+}
+
 int
 agent_rewind(struct agent *a, int step, int files, int conversation,
-    const char *rid, const char *by, char **cause)
+    const char *rid, const char *by, void (*done)(void *, const char *),
+    void *arg, char **cause)
 {
 	cJSON		*events, *tag;
 	const cJSON	*ck;
@@ -2348,6 +2392,8 @@ agent_rewind(struct agent *a, int step, int files, int conversation,
 		    "(holt interrupt -t %s)", a->name, a->name);
 		return -1;
 	}
+	if (agent_rewinding(a, cause))
+		return -1;
 	if ((events = agent_read_steps(a, cause)) == NULL)
 		return -1;
 	/* A client resends a request the server died on: done once. */
@@ -2393,16 +2439,19 @@ agent_rewind(struct agent *a, int step, int files, int conversation,
 		/* The sandbox stops and starts: its connection goes. */
 		envd_conn_free(a->envd);
 		a->envd = NULL;
-		rc = sandbox_restore(a->sbx, checkpoint, s, agent_rewind_recorded,
-		    a, cause);
-	} else
-		rc = agent_rewind_recorded(a, s, cause);
-	free(s);
-	if (rc == 0) {
-		agent_clear_calls(a);
-		a->steps = 0;
-		agent_set_state(a, AGENT_IDLE);
+		a->rewind = sandbox_restore_start(a->sbx, a->base, checkpoint,
+		    s, agent_rewind_recorded, agent_rewind_end, a, cause);
+		free(s);
+		if (a->rewind == NULL)
+			return -1;
+		a->rewind_cb = done;
+		a->rewind_arg = arg;
+		return 1;
 	}
+	rc = agent_rewind_recorded(a, s, cause);
+	free(s);
+	if (rc == 0)
+		agent_rewound(a);
 	return rc;
 }
 
@@ -2798,6 +2847,13 @@ agent_free(struct agent *a)
 		return;
 	if (a->req != NULL)
 		model_request_cancel(a->req);
+	if (a->rewind != NULL) {
+		sandbox_restore_cancel(a->rewind);
+		if (a->rewind_cb != NULL)
+			a->rewind_cb(a->rewind_arg, "the session ended before "
+			    "its files were back; they are put back when it "
+			    "is opened again");
+	}
 	while (a->ckpts != NULL) {
 		struct ckpt_ctx *cc = a->ckpts;
 
@@ -3007,6 +3063,8 @@ agent_message(struct agent *a, const char *text, const char *by, char **cause)
 		*cause = xstrdup("empty message");
 		return -1;
 	}
+	if (agent_rewinding(a, cause))
+		return -1;
 	ev = evlog_new("user.message");
 	cJSON_AddStringToObject(ev, "text", text);
 	if (by != NULL)

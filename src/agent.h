@@ -122,9 +122,12 @@ int	 agent_clear(struct agent *, const char *by, char **cause);
  * Put the files (files) and the conversation (conversation) back to what
  * they were before step (DESIGN 15); the session must not be working.
  * id (or NULL) names the request: one already done is not done again.
+ * 0: done; 1: the files are put back off the loop, and done(arg, NULL)
+ * or done(arg, error) is called from it once they are; -1: *cause.
  */
 int	 agent_rewind(struct agent *, int step, int files, int conversation,
-	     const char *id, const char *by, char **cause);
+	     const char *id, const char *by, void (*done)(void *,
+	     const char *), void *arg, char **cause);
 /* Start or resume the sandbox (after a reboot it is stopped) and connect. */
 int	 agent_wake(struct agent *, char **cause);
 const char *agent_name(struct agent *);

@@ -103,5 +103,7 @@ int	 checkpoint_store_clone(struct checkpoint_store *,
 #define CHECKPOINT_TEST_STOP_ENV "HOLT_TEST_RESTORE_STOP"
 /* Test hook: a server's checkpoint waits until this file exists (60 s). */
 #define CHECKPOINT_TEST_WAIT_ENV "HOLT_TEST_CHECKPOINT_WAIT"
+/* Test hook: a server's restore waits until this file exists (60 s). */
+#define CHECKPOINT_TEST_RESTORE_WAIT_ENV "HOLT_TEST_RESTORE_WAIT"
 
 #endif

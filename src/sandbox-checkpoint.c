@@ -22,18 +22,43 @@
 #include "sandbox-local.h"
 #include "sandbox-provider.h"
 
+/*
+ * Test hooks: hold the work until that file exists (60 s at most), with
+ * that name and ".held" made meanwhile, so a test knows it is held.
+ */
+static void
+sandbox_test_wait(const char *wait)
+{
+	char	*held;
+	int	 i, fd;
+
+	if (wait == NULL || access(wait, F_OK) == 0)
+		return;
+	held = xprintf("%s.held", wait);
+	if ((fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0600)) != -1)
+		close(fd);
+	free(held);
+	for (i = 0; i < 6000 && access(wait, F_OK) != 0; i++)
+		usleep(10000);
+}
+
+static char *
+sandbox_test_wait_env(const char *name)
+{
+	const char	*wait = getenv(name);
+
+	return wait != NULL && *wait != '\0' ? xstrdup(wait) : NULL;
+}
+
 /* Take one and prune: what a thread may do (no config, no log, no sb). */
 static int
 sandbox_checkpoint_dir(const char *dir, uint64_t max, const char *wait,
     struct checkpoint_info *ci, char **cause, char **why)
 {
 	struct checkpoint_store	*st;
-	int			 rc, i;
+	int			 rc;
 
-	/* Test hook: hold the checkpoint until that file exists. */
-	for (i = 0; wait != NULL && *wait != '\0' && i < 6000 &&
-	    access(wait, F_OK) != 0; i++)
-		usleep(10000);
+	sandbox_test_wait(wait);
 	if ((st = checkpoint_store_open(dir, cause)) == NULL)
 		return -1;
 	rc = checkpoint_take(st, ci, cause);
@@ -47,7 +72,7 @@ int
 sandbox_checkpoint(struct sandbox *sb, struct checkpoint_info *ci,
     char **cause)
 {
-	char	*why = NULL;
+	char	*why = NULL, *wait;
 	int	 rc;
 
 	if (sb->prov != &sandbox_local_provider) {
@@ -55,9 +80,10 @@ sandbox_checkpoint(struct sandbox *sb, struct checkpoint_info *ci,
 			return sandbox_is_local(sb, "checkpoint", cause) - 1;
 		return sb->prov->checkpoint(sb, ci, cause);
 	}
+	wait = sandbox_test_wait_env(CHECKPOINT_TEST_WAIT_ENV);
 	rc = sandbox_checkpoint_dir(sb->dir, (uint64_t)config_get_num(
-	    "checkpoint_max"), getenv(CHECKPOINT_TEST_WAIT_ENV), ci, cause,
-	    &why);
+	    "checkpoint_max"), wait, ci, cause, &why);
+	free(wait);
 	if (why != NULL) {
 		log_warnx("sandbox '%s': pruning checkpoints: %s", sb->id, why);
 		free(why);
@@ -66,46 +92,123 @@ sandbox_checkpoint(struct sandbox *sb, struct checkpoint_info *ci,
 }
 
 /*
- * A checkpoint in a thread of its own: a big workspace's scan must not
- * hold the server's loop (every session and screen). The thread has
- * copies of what it needs; it says it is done with a byte on a pipe, and
- * the loop then joins it and calls back.
+ * Work in a thread of its own, off the server's loop (a big workspace
+ * would hold every session and screen): it says it is done with a byte
+ * on a pipe, and the loop then joins it and calls done, which frees.
  */
-struct sandbox_checkpoint_job {
-	char			*dir, *id, *wait;
-	uint64_t		 max;
+struct sandbox_thread {
 	pthread_t		 thread;
 	int			 threaded;
 	int			 fd[2];
 	struct event		*ev;
+	void			(*work)(void *);
+	void			(*done)(void *);
+	void			*arg;
+};
+
+static void
+sandbox_thread_signal(struct sandbox_thread *t)
+{
+	while (write(t->fd[1], "", 1) == -1 && errno == EINTR)
+		;
+}
+
+static void *
+sandbox_thread_main(void *arg)
+{
+	struct sandbox_thread	*t = arg;
+
+	t->work(t->arg);
+	sandbox_thread_signal(t);
+	return NULL;
+}
+
+static void
+sandbox_thread_end(int fd, short events, void *arg)
+{
+	struct sandbox_thread	*t = arg;
+	char			 c;
+
+	(void)events;
+	if (read(fd, &c, 1) != 1)
+		return;
+	if (t->threaded)
+		pthread_join(t->thread, NULL);
+	t->done(t->arg);
+}
+
+static void
+sandbox_thread_clean(struct sandbox_thread *t)
+{
+	if (t->ev != NULL)
+		event_free(t->ev);
+	if (t->fd[0] != -1) {
+		close(t->fd[0]);
+		close(t->fd[1]);
+	}
+}
+
+/* -1: no pipe or event (clean it all the same). */
+static int
+sandbox_thread_init(struct sandbox_thread *t, struct event_base *base)
+{
+	if (pipe2(t->fd, O_CLOEXEC) != 0) {
+		t->fd[0] = t->fd[1] = -1;
+		return -1;
+	}
+	t->ev = event_new(base, t->fd[0], EV_READ, sandbox_thread_end, t);
+	if (t->ev == NULL || event_add(t->ev, NULL) != 0)
+		return -1;
+	return 0;
+}
+
+/*
+ * Run work in a thread (or here and now when not threaded or no thread
+ * can be made); done is called from the loop, always later.
+ */
+static void
+sandbox_thread_run(struct sandbox_thread *t, int threaded,
+    void (*work)(void *), void (*done)(void *), void *arg)
+{
+	t->work = work;
+	t->done = done;
+	t->arg = arg;
+	if (threaded && pthread_create(&t->thread, NULL, sandbox_thread_main,
+	    t) == 0) {
+		t->threaded = 1;
+		return;
+	}
+	work(arg);
+	sandbox_thread_signal(t);
+}
+
+/* A checkpoint in a thread; the thread has copies of what it needs. */
+struct sandbox_checkpoint_job {
+	struct sandbox_thread	 t;
+	char			*dir, *id, *wait;
+	uint64_t		 max;
 	int			 rc;
+	int			 taken;		/* by the provider, here */
 	struct checkpoint_info	 ci;
 	char			*cause, *why;
 	sandbox_checkpoint_cb	 cb;		/* NULL: cancelled */
 	void			*arg;
 };
 
-static void *
-sandbox_checkpoint_thread(void *arg)
+static void
+sandbox_checkpoint_work(void *arg)
 {
 	struct sandbox_checkpoint_job	*j = arg;
 
-	j->rc = sandbox_checkpoint_dir(j->dir, j->max, j->wait, &j->ci,
-	    &j->cause, &j->why);
-	while (write(j->fd[1], "", 1) == -1 && errno == EINTR)
-		;
-	return NULL;
+	if (!j->taken)
+		j->rc = sandbox_checkpoint_dir(j->dir, j->max, j->wait, &j->ci,
+		    &j->cause, &j->why);
 }
 
 static void
 sandbox_checkpoint_job_free(struct sandbox_checkpoint_job *j)
 {
-	if (j->ev != NULL)
-		event_free(j->ev);
-	if (j->fd[0] != -1) {
-		close(j->fd[0]);
-		close(j->fd[1]);
-	}
+	sandbox_thread_clean(&j->t);
 	free(j->dir);
 	free(j->id);
 	free(j->wait);
@@ -115,16 +218,10 @@ sandbox_checkpoint_job_free(struct sandbox_checkpoint_job *j)
 }
 
 static void
-sandbox_checkpoint_done(int fd, short events, void *arg)
+sandbox_checkpoint_done(void *arg)
 {
 	struct sandbox_checkpoint_job	*j = arg;
-	char				 c;
 
-	(void)events;
-	if (read(fd, &c, 1) != 1)
-		return;
-	if (j->threaded)
-		pthread_join(j->thread, NULL);
 	if (j->why != NULL)
 		log_warnx("sandbox '%s': pruning checkpoints: %s", j->id, j->why);
 	if (j->cb != NULL)
@@ -141,33 +238,26 @@ sandbox_checkpoint_start(struct sandbox *sb, struct event_base *base,
     sandbox_checkpoint_cb cb, void *arg)
 {
 	struct sandbox_checkpoint_job	*j = xcalloc(1, sizeof *j);
-	const char			*wait = getenv(CHECKPOINT_TEST_WAIT_ENV);
+	int				 local;
 
+	local = sb->prov == &sandbox_local_provider;
 	j->dir = xstrdup(sb->dir);
 	j->id = xstrdup(sb->id);
-	j->wait = wait != NULL && *wait != '\0' ? xstrdup(wait) : NULL;
+	j->wait = sandbox_test_wait_env(CHECKPOINT_TEST_WAIT_ENV);
 	j->max = (uint64_t)config_get_num("checkpoint_max");
 	j->cb = cb;
 	j->arg = arg;
-	if (pipe2(j->fd, O_CLOEXEC) != 0) {
-		j->fd[0] = j->fd[1] = -1;
+	if (sandbox_thread_init(&j->t, base) != 0) {
 		sandbox_checkpoint_job_free(j);
 		return NULL;
 	}
-	j->ev = event_new(base, j->fd[0], EV_READ, sandbox_checkpoint_done, j);
-	if (j->ev == NULL || event_add(j->ev, NULL) != 0) {
-		sandbox_checkpoint_job_free(j);
-		return NULL;
+	if (!local) {
+		/* Other providers take theirs their own way, here and now. */
+		j->rc = sandbox_checkpoint(sb, &j->ci, &j->cause);
+		j->taken = 1;
 	}
-	if (sb->prov == &sandbox_local_provider &&
-	    pthread_create(&j->thread, NULL, sandbox_checkpoint_thread, j) == 0) {
-		j->threaded = 1;
-		return j;
-	}
-	/* Other providers take theirs their own way, here and now. */
-	j->rc = sandbox_checkpoint(sb, &j->ci, &j->cause);
-	while (write(j->fd[1], "", 1) == -1 && errno == EINTR)
-		;
+	sandbox_thread_run(&j->t, local, sandbox_checkpoint_work,
+	    sandbox_checkpoint_done, j);
 	return j;
 }
 
@@ -179,25 +269,37 @@ sandbox_checkpoint_cancel(struct sandbox_checkpoint_job *j)
 		j->cb = NULL;
 }
 
+/* A restore's first half: the checkpoint is there, the sandbox stopped. */
 static int
-sandbox_restore_locked(struct sandbox *sb, struct checkpoint_store *st,
-    long long id, const char *tag, int (*record)(void *, const char *,
-    char **), void *arg, char **cause)
+sandbox_restore_begin(struct sandbox *sb, struct checkpoint_store *st,
+    long long id, int *running, char **cause)
 {
 	struct checkpoint_info	 ci;
-	char			*why = NULL;
-	long long		 pending;
-	int			 running = sandbox_state(sb) != SANDBOX_STOPPED;
 
+	*running = sandbox_state(sb) != SANDBOX_STOPPED;
 	if (checkpoint_find(st, id, &ci) != 0) {
 		*cause = xprintf("checkpoint %lld: no such checkpoint (pruned, "
 		    "or never taken in sandbox '%s')", id, sb->id);
 		return -1;
 	}
-	if (running && sandbox_stop(sb, cause) != 0)
+	if (*running && sandbox_stop(sb, cause) != 0)
 		return -1;
-	if (checkpoint_restore(st, id, tag, cause) != 0 ||
-	    (record != NULL && record(arg, tag, cause) != 0)) {
+	return 0;
+}
+
+/*
+ * Its last, once checkpoint_restore returned rc: record it, drop the
+ * journal and start the sandbox again.
+ */
+static int
+sandbox_restore_end(struct sandbox *sb, struct checkpoint_store *st, int rc,
+    int running, const char *tag, int (*record)(void *, const char *,
+    char **), void *arg, char **cause)
+{
+	char		*why = NULL;
+	long long	 pending;
+
+	if (rc != 0 || (record != NULL && record(arg, tag, cause) != 0)) {
 		/* Half done stays stopped: the next restore finishes it. */
 		if ((why = checkpoint_pending(st, &pending)) != NULL) {
 			free(why);
@@ -215,6 +317,20 @@ sandbox_restore_locked(struct sandbox *sb, struct checkpoint_store *st,
 	if (running && sandbox_start(sb, cause) != 0)
 		return -1;
 	return 0;
+}
+
+static int
+sandbox_restore_locked(struct sandbox *sb, struct checkpoint_store *st,
+    long long id, const char *tag, int (*record)(void *, const char *,
+    char **), void *arg, char **cause)
+{
+	int	 running, rc;
+
+	if (sandbox_restore_begin(sb, st, id, &running, cause) != 0)
+		return -1;
+	rc = checkpoint_restore(st, id, tag, cause);
+	return sandbox_restore_end(sb, st, rc, running, tag, record, arg,
+	    cause);
 }
 
 int
@@ -237,6 +353,103 @@ sandbox_restore(struct sandbox *sb, long long id, const char *tag,
 	rc = sandbox_restore_locked(sb, st, id, tag, record, arg, cause);
 	checkpoint_store_close(st);
 	return rc;
+}
+
+/*
+ * A restore in a thread: the loop stops the sandbox, the thread puts the
+ * files back, the loop records it and starts the sandbox again. The store
+ * stays open (and locked) from first to last.
+ */
+struct sandbox_restore_job {
+	struct sandbox_thread	 t;
+	struct sandbox		*sb;
+	struct checkpoint_store	*st;	/* NULL: the provider did it */
+	long long		 id;
+	char			*tag, *wait, *cause;
+	int			 rc, running;
+	int			(*record)(void *, const char *, char **);
+	sandbox_restore_cb	 cb;	/* NULL: cancelled */
+	void			*arg;
+};
+
+static void
+sandbox_restore_work(void *arg)
+{
+	struct sandbox_restore_job	*j = arg;
+
+	if (j->st == NULL)
+		return;
+	sandbox_test_wait(j->wait);
+	j->rc = checkpoint_restore(j->st, j->id, j->tag, &j->cause);
+}
+
+static void
+sandbox_restore_job_free(struct sandbox_restore_job *j)
+{
+	sandbox_thread_clean(&j->t);
+	if (j->st != NULL)
+		checkpoint_store_close(j->st);
+	free(j->tag);
+	free(j->wait);
+	free(j->cause);
+	free(j);
+}
+
+static void
+sandbox_restore_done(void *arg)
+{
+	struct sandbox_restore_job	*j = arg;
+
+	/* Cancelled: the journal has it finished at the sandbox's next open. */
+	if (j->cb != NULL && j->st != NULL)
+		j->rc = sandbox_restore_end(j->sb, j->st, j->rc, j->running,
+		    j->tag, j->record, j->arg, &j->cause);
+	if (j->cb != NULL)
+		j->cb(j->arg, j->rc == 0 ? NULL : j->cause != NULL ? j->cause :
+		    "the restore failed");
+	sandbox_restore_job_free(j);
+}
+
+struct sandbox_restore_job *
+sandbox_restore_start(struct sandbox *sb, struct event_base *base,
+    long long id, const char *tag, int (*record)(void *, const char *,
+    char **), sandbox_restore_cb cb, void *arg, char **cause)
+{
+	struct sandbox_restore_job	*j = xcalloc(1, sizeof *j);
+	int				 local;
+
+	local = sb->prov == &sandbox_local_provider;
+	j->sb = sb;
+	j->id = id;
+	j->tag = tag != NULL ? xstrdup(tag) : NULL;
+	j->wait = sandbox_test_wait_env(CHECKPOINT_TEST_RESTORE_WAIT_ENV);
+	j->record = record;
+	j->cb = cb;
+	j->arg = arg;
+	if (sandbox_thread_init(&j->t, base) != 0) {
+		*cause = xprintf("sandbox '%s': restore: %s", sb->id,
+		    strerror(errno));
+		goto fail;
+	}
+	if (!local)	/* the provider's, here and now */
+		j->rc = sandbox_restore(sb, id, tag, record, arg, &j->cause);
+	else if ((j->st = checkpoint_store_open(sb->dir, cause)) == NULL ||
+	    sandbox_restore_begin(sb, j->st, id, &j->running, cause) != 0)
+		goto fail;
+	sandbox_thread_run(&j->t, local, sandbox_restore_work,
+	    sandbox_restore_done, j);
+	return j;
+fail:
+	sandbox_restore_job_free(j);
+	return NULL;
+}
+
+/* The callback is not called; the thread ends on its own. */
+void
+sandbox_restore_cancel(struct sandbox_restore_job *j)
+{
+	if (j != NULL)
+		j->cb = NULL;
 }
 
 int

@@ -165,6 +165,21 @@ typedef void (*sandbox_checkpoint_cb)(void *, const struct checkpoint_info *,
 struct sandbox_checkpoint_job *sandbox_checkpoint_start(struct sandbox *,
 	     struct event_base *, sandbox_checkpoint_cb, void *);
 void	 sandbox_checkpoint_cancel(struct sandbox_checkpoint_job *);
+/*
+ * A restore the same way: the sandbox is stopped here, the files put
+ * back in a thread, then record is called and the sandbox started from
+ * base's loop, and cb(arg, NULL) or cb(arg, error). NULL (*cause set):
+ * it failed before anything was written. The sandbox must outlive it
+ * unless sandbox_restore_cancel (cb is then never called; a restore cut
+ * short is finished by sandbox_recover).
+ */
+struct sandbox_restore_job;
+typedef void (*sandbox_restore_cb)(void *, const char *);
+struct sandbox_restore_job *sandbox_restore_start(struct sandbox *,
+	     struct event_base *, long long id, const char *tag,
+	     int (*record)(void *, const char *, char **),
+	     sandbox_restore_cb, void *arg, char **cause);
+void	 sandbox_restore_cancel(struct sandbox_restore_job *);
 /* A new sandbox from checkpoint at (0: from now), started. */
 struct sandbox *sandbox_fork(struct sandbox *, long long at, const char *name,
 	     char **cause);

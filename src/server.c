@@ -836,6 +836,25 @@ srv_net_answer(void *arg, const char *decision, const char *reason)
 	free(id);
 }
 
+/* A rewind's files are back, or not: the reply, by client id. */
+static void
+srv_rewind_answer(void *arg, const char *error)
+{
+	unsigned int		*id = arg;
+	struct srv_client	*c;
+
+	for (c = srv_clients; c != NULL; c = c->next) {
+		if (c->id != *id || c->dead)
+			continue;
+		if (error != NULL)
+			srv_reply_error(c, "%s", error);
+		else
+			srv_reply_ok(c, NULL);
+		break;
+	}
+	free(id);
+}
+
 static void
 srv_do_net_ask(struct srv_client *c, const cJSON *req)
 {
@@ -1142,10 +1161,19 @@ srv_dispatch(struct srv_client *c, cJSON *req)
 	else if (strcmp(type, "rewind") == 0) {
 		/* A number, or its text (the screen's /rewind sends text). */
 		const char *ts = json_str(req, "to_step");
-		if (agent_rewind(s->agent, ts != NULL ? atoi(ts) :
+		unsigned int *id = xmalloc(sizeof *id);
+		*id = c->id;
+		rc = agent_rewind(s->agent, ts != NULL ? atoi(ts) :
 		    (int)json_num(req, "to_step", 0),
 		    json_bool(req, "files", 1), json_bool(req, "conversation", 1),
-		    json_str(req, "id"), by, &cause) != 0)
+		    json_str(req, "id"), by, srv_rewind_answer, id, &cause);
+		if (rc != 1)
+			free(id);
+		if (rc == 1) {
+			free(by);
+			return;		/* srv_rewind_answer replies */
+		}
+		if (rc != 0)
 			goto fail;
 	} else if (strcmp(type, "mode") == 0) {
 		if (agent_set_mode(s->agent, json_str(req, "mode") != NULL ?

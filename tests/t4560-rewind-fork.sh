@@ -291,6 +291,33 @@ test_expect_success BWRAP 'a checkpoint is taken off the server loop: the rest g
 	echo held >expect && test_cmp expect "$(ws_of hold)/held.txt"
 '
 
+test_expect_success BWRAP 'a rewind puts the files back off the server loop: the rest goes on meanwhile' '
+	test_might_fail holt kill-server &&
+	test_when_finished "touch go2; holt kill-server" &&
+	ws=$(ws_of k) &&
+	holt rewind -t k --to 2 --files-only &&
+	ws_state "$ws" >at2 &&
+	holt rewind -t k --to 1 --files-only &&
+	ws_state "$ws" >at1 &&
+	holt kill-server &&
+	# The server holds every restore until go2 exists.
+	HOLT_TEST_RESTORE_WAIT=$PWD/go2 holt ls >/dev/null &&
+	{ holt rewind -t k --to 2 --files-only >rw.out 2>&1 & } &&
+	test_wait_for 300 "test -e go2.held" &&
+	timeout 20 $HOLT ls >ls && grep "^k " ls &&
+	test_must_fail timeout 20 $HOLT send -t k "hi" 2>err &&
+	grep "rewinding its files" err &&
+	timeout 20 $HOLT new -d -s other2 --model script:other.json "hi" &&
+	test_wait_for 300 "timeout 20 $HOLT log -t other2 | grep \"run finished\"" &&
+	ws_state "$ws" >held && test_cmp at1 held &&
+	touch go2 &&
+	wait &&
+	! test -s rw.out &&
+	ws_state "$ws" >after && test_cmp at2 after &&
+	events_of "$(session_log k)" session.rewound | tail -n 1 |
+		grep "\"to_step\":2"
+'
+
 # approve_but_echo HOLT LOG: allow what auto mode asked about, but not
 # echo hi (the call a failed checkpoint holds, which the test answers).
 approve_but_echo() {
