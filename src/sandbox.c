@@ -584,12 +584,19 @@ sandbox_socket_alive(struct sandbox *sb)
 
 	if (sandbox_sockaddr(sb, &sun, &dirfd) != 0)
 		return 0;
-	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1) {
+	if ((s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0)) == -1) {
 		if (dirfd != -1)
 			close(dirfd);
 		return 0;
 	}
-	ok = connect(s, (struct sockaddr *)&sun, sizeof sun) == 0;
+	/*
+	 * Not blocking: a paused envd accepts nothing, and once its backlog
+	 * is full of probes like this one a blocking connect would wait
+	 * until it is resumed. A full backlog (EAGAIN) is a listener too.
+	 */
+	ok = connect(s, (struct sockaddr *)&sun, sizeof sun) == 0 ||
+	    errno == EAGAIN;
 	close(s);
 	if (dirfd != -1)
 		close(dirfd);

@@ -5,6 +5,8 @@
 # for a session's sandbox, attach, exec and a message to the session.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_DIRECTORY/lib-engine.sh"
+. "$TEST_DIRECTORY/tui-lib.sh"
+TUI_CMD="$HOLT attach"
 
 if ! test_have_prereq BWRAP,SYSPYTHON; then
 	echo "1..0 # SKIP needs bubblewrap and /usr/bin/python3"
@@ -44,6 +46,25 @@ test_expect_success 'the server pauses it once idle, not the others' '
 	test_wait_for 100 "test \"\$(state idle)\" = paused" &&
 	test "$(state never)" = running &&
 	test "$(state dflt)" = running
+'
+
+test_expect_success 'ls answers while a paused sandbox'"'"'s backlog is full' '
+	test "$(state idle)" = paused &&
+	/usr/bin/python3 -c "
+import socket, subprocess, sys
+held = []
+while len(held) < 4096:
+	s = socket.socket(socket.AF_UNIX)
+	s.setblocking(False)
+	try:
+		s.connect(sys.argv[1])
+	except BlockingIOError:
+		break
+	held.append(s)
+sys.stdout.write(subprocess.run([\"holt\", \"sandbox\", \"ls\"], timeout=20,
+	capture_output=True, text=True).stdout)
+" "$HOLT_HOME/data/sandboxes/$(cat id)/run/envd.sock" >ls &&
+	grep "^$(cat id)  *idle  *paused" ls
 '
 
 test_expect_success 'exec resumes it, transparently' '
@@ -110,7 +131,9 @@ test_expect_success 'a session: its sandbox pauses once nobody uses it' '
 	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "echo two >> one.txt" } } ] },
 	  { "text": "third done", "tool_calls": [] },
 	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "wc -l one.txt" } } ] },
-	  { "expect": { "last_tool_result_contains": "3 one.txt" }, "text": "fourth done", "tool_calls": [] } ] }
+	  { "expect": { "last_tool_result_contains": "3 one.txt" }, "text": "fourth done", "tool_calls": [] },
+	  { "tool_calls": [ { "name": "run_command", "arguments": { "command": "wc -l one.txt" } } ] },
+	  { "expect": { "last_tool_result_contains": "3 one.txt" }, "text": "fifth done", "tool_calls": [] } ] }
 	EOF
 	holt new -d -s nap --model script:nap.json "first" &&
 	test_wait_for 100 "runs 1 nap" &&
@@ -152,6 +175,19 @@ test_expect_success 'a message to the session wakes its paused sandbox' '
 	holt log -t nap | grep "fourth done" &&
 	holt sandbox exec $sbx -- cat /workspace/one.txt >out &&
 	printf "one\nexec\ntwo\n" >expect && test_cmp expect out
+'
+
+test_expect_success TMUX 'holt attach: the screen wakes it; a message typed there runs' '
+	test_when_finished tui_stop &&
+	test_wait_for 100 "test \"\$(sandbox_state $sbx)\" = paused" &&
+	tui_start a -t nap &&
+	tui_wait a "fourth done" 100 &&
+	test_wait_for 100 "test \"\$(sandbox_state $sbx)\" = running" &&
+	tui_keys a C-b 4 &&
+	tui_keys a "fifth" &&
+	tui_keys a Enter &&
+	test_wait_for 150 "runs 5 nap" &&
+	tui_wait a "fifth done" 100
 '
 
 test_done
