@@ -319,6 +319,28 @@ test_expect_success TMUX 'watch follows the files across a dropped connection' '
 	screen_wait "^exit=0"
 '
 
+test_expect_success TMUX 'a session'"'"'s file tree follows the files on the host' '
+	cat >idle.json <<-\EOF &&
+	{ "turns": [ { "text": "Ready.", "tool_calls": [] } ] }
+	EOF
+	holt new -d -s tree --provider $P --mode trust --model script:idle.json &&
+	sid=$(sed -n "s/.*\"sandbox\":[[:space:]]*\"\(sbx-[0-9a-f]*\)\".*/\1/p" \
+		"$HOLT_HOME/data/sessions/tree/session.json") &&
+	holt sandbox exec $sid -- sh -c "mkdir /workspace/far-dir &&
+		echo far >/workspace/far-first.txt" &&
+	$TMUX_W kill-session -t w &&
+	$TMUX_W new-session -d -s w -x 160 -y 40 \
+		"$HOLT_BUILD_DIR/holt -L $HOLT_SOCKET attach -t tree; sleep 30" &&
+	screen_wait "far-first.txt" &&
+	screen_wait "far-dir" &&
+	holt sandbox exec $sid -- sh -c "echo 2 >/workspace/far-second.txt &&
+		rm /workspace/far-first.txt" &&
+	screen_wait "far-second.txt" &&
+	test_wait_for 100 "! $TMUX_W capture-pane -p -t w | grep -q far-first.txt" &&
+	$TMUX_W send-keys -t w C-g d &&
+	screen_wait "detached"
+'
+
 test_expect_success 'the host down: a clear error naming it, never a local one' '
 	ssh_sshd_stop && ssh_masters_kill &&
 	test_expect_code 6 holt sandbox exec far -- true 2>err &&

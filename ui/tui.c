@@ -425,7 +425,8 @@ tui_set_state(struct tui *t, const cJSON *st)
 	t->modal_dirty = 1;
 	ws = json_str(t->state, "workspace");
 	base = json_str(t->state, "base_commit");
-	view_tree_set_root(&t->panes[PANE_TREE], ws, base);
+	view_tree_set_root(&t->panes[PANE_TREE], ws, base,
+	    json_str(t->state, "sandbox"));
 	t->status_dirty = 1;
 }
 

@@ -315,6 +315,9 @@ void	 slash_narrow(struct buf *common, const char *name, size_t n);
 
 /* view-viewer.c / view-help.c / view-diff.c / view-approval.c */
 void	 viewer_open(struct tui *, const char *path, const char *title);
+/* The same for bytes read elsewhere (taken). */
+void	 viewer_open_data(struct tui *, char *data, size_t len,
+	     const char *title);
 /* Text in the viewer; it takes DATA (LEN bytes). */
 void	 viewer_show(struct tui *, char *data, size_t len, const char *title,
 	     int numbers);
@@ -341,9 +344,22 @@ int	 approval_guarded(struct approval *);
 void	 approval_arm(struct approval *);
 void	 approval_draw(struct approval *, WINDOW *, int w, int h);
 
-/* view-tree.c: the workspace moved or git state may have changed. */
+/*
+ * view-tree.c: the workspace moved or git state may have changed; sandbox
+ * (its id, or NULL) on another machine has its files read through envd.
+ */
 void	 view_tree_set_root(struct pane *, const char *workspace,
-	     const char *base);
+	     const char *base, const char *sandbox);
+
+/* tree-sandbox.c: the files of a sandbox not on this machine. */
+struct tree_sandbox;
+/* NULL: no such sandbox, or a local one (its workspace is here). */
+struct tree_sandbox *tree_sandbox_open(const char *id);
+void	 tree_sandbox_free(struct tree_sandbox *);
+cJSON	*tree_sandbox_list(struct tree_sandbox *, const char *path,
+	     char **cause);
+char	*tree_sandbox_read(struct tree_sandbox *, const char *path,
+	     size_t *lenp, char **cause);
 /* The server's "files" message: these directories (relative) changed. */
 void	 view_tree_changed(struct pane *, const cJSON *dirs, int all);
 

@@ -1,6 +1,8 @@
 /*
  * view-tree.c: the workspace's file tree. The workspace is a directory on
- * this host (STATE.workspace); a directory is read only when it is unfolded,
+ * this host (STATE.workspace), or for a sandbox on another machine
+ * (STATE.sandbox's provider is not local) its /workspace, read through
+ * envd (tree-sandbox.c); a directory is read only when it is unfolded,
  * so a tree of 100,000 files costs what is shown. Changes come from the
  * server ("files" messages: envd watches the workspace inside the sandbox,
  * so writes by the agent, by holt sandbox exec or by a service all show);
@@ -9,9 +11,10 @@
  *
  * Git markers (M, A, D, ?) come from libgit2's status against the session's
  * base commit (or HEAD), recomputed in a thread a little after the last
- * change and kept as a sorted list of paths. Workspace content is hostile: symbolic links are
- * shown, never followed, and the viewer opens only regular files inside the
- * workspace.
+ * change and kept as a sorted list of paths (none for a sandbox elsewhere:
+ * its repository is not here). Workspace content is hostile: symbolic
+ * links are shown, never followed, and the viewer opens only regular
+ * files inside the workspace.
  */
 #include <sys/stat.h>
 
@@ -57,6 +60,7 @@ struct gitmark {
 
 struct tree {
 	char		*root_path;
+	struct tree_sandbox *sbx;	/* NULL: root_path is here */
 	char		*base;
 	struct node	*root;
 	struct node	**flat;
@@ -102,7 +106,7 @@ tree_node_path(struct tree *t, struct node *n, int relative)
 	    p = p->parent)
 		stack[depth++] = p;
 	if (!relative)
-		buf_adds(&b, t->root_path);
+		buf_adds(&b, t->sbx != NULL ? "/workspace" : t->root_path);
 	for (i = depth - 1; i >= 0; i--) {
 		if (b.len > 0)
 			buf_addc(&b, '/');
@@ -124,46 +128,60 @@ tree_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* Read a directory, keeping the nodes (and their folds) of known names. */
+struct kids {
+	struct node	**v;
+	size_t		 n, a;
+};
+
+/* Child name of n, into k: the node n had (its folds kept), or a new one. */
 static void
-tree_load(struct tree *t, struct node *n)
+tree_kid(struct node *n, struct kids *k, const char *name, int dir, int link)
+{
+	struct node	*c, key, *kp = &key, **found = NULL;
+	size_t		 i;
+
+	if (n->parent == NULL && strcmp(name, ".git") == 0)
+		return;
+	key.name = (char *)name;
+	for (i = 0; i < 2 && found == NULL && n->nkids > 0; i++) {
+		key.dir = (int)i;
+		found = bsearch(&kp, n->kids, n->nkids, sizeof *n->kids,
+		    tree_cmp);
+	}
+	if (found != NULL && (*found)->dir == dir) {
+		c = *found;
+		c->keep = 1;
+	} else {
+		c = xcalloc(1, sizeof *c);
+		c->name = xstrdup(name);
+		c->dir = dir;
+		c->link = link;
+	}
+	c->parent = n;
+	c->depth = n->depth + 1;
+	if (k->n == k->a) {
+		k->a = k->a ? k->a * 2 : 32;
+		k->v = xreallocarray(k->v, k->a, sizeof *k->v);
+	}
+	k->v[k->n++] = c;
+}
+
+/* The entries of directory path on this host. */
+static void
+tree_read_here(const char *path, struct node *n, struct kids *k)
 {
 	DIR		*d;
 	struct dirent	*de;
 	struct stat	 st;
-	struct node	**kids = NULL, *k, key, *kp = &key, **found;
-	size_t		 nk = 0, ak = 0, i;
-	char		*path;
 	int		 dfd;
 
-	path = tree_node_path(t, n, 0);
-	d = opendir(path);
-	free(path);
-	n->loaded = 1;
-	n->stale = 0;
-	if (d == NULL)
-		goto done;
+	if ((d = opendir(path)) == NULL)
+		return;
 	dfd = dirfd(d);
-	/* The old children, sorted by name for lookup. */
 	while ((de = readdir(d)) != NULL) {
 		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
-		if (n->parent == NULL && strcmp(de->d_name, ".git") == 0)
-			continue;
-		if (nk == ak) {
-			ak = ak ? ak * 2 : 32;
-			kids = xreallocarray(kids, ak, sizeof *kids);
-		}
-		k = NULL;
-		key.name = de->d_name;
-		key.dir = 0;
-		found = NULL;
-		for (i = 0; i < 2 && found == NULL && n->nkids > 0; i++) {
-			key.dir = (int)i;
-			found = bsearch(&kp, n->kids, n->nkids, sizeof *n->kids,
-			    tree_cmp);
-		}
 		if (de->d_type == DT_UNKNOWN) {
 			if (fstatat(dfd, de->d_name, &st,
 			    AT_SYMLINK_NOFOLLOW) == -1)
@@ -171,21 +189,54 @@ tree_load(struct tree *t, struct node *n)
 			de->d_type = S_ISDIR(st.st_mode) ? DT_DIR :
 			    S_ISLNK(st.st_mode) ? DT_LNK : DT_REG;
 		}
-		if (found != NULL && (*found)->dir == (de->d_type == DT_DIR)) {
-			k = *found;
-			k->keep = 1;
-		} else {
-			k = xcalloc(1, sizeof *k);
-			k->name = xstrdup(de->d_name);
-			k->dir = (de->d_type == DT_DIR);
-			k->link = (de->d_type == DT_LNK);
-		}
-		k->parent = n;
-		k->depth = n->depth + 1;
-		kids[nk++] = k;
+		tree_kid(n, k, de->d_name, de->d_type == DT_DIR,
+		    de->d_type == DT_LNK);
 	}
 	closedir(d);
-done:
+}
+
+/* The entries of directory path in a sandbox elsewhere, through envd. */
+static void
+tree_read_sandbox(struct tree *t, const char *path, struct node *n,
+    struct kids *k)
+{
+	cJSON		*entries;
+	const cJSON	*e;
+	const char	*name, *type;
+	char		*cause = NULL;
+
+	if ((entries = tree_sandbox_list(t->sbx, path, &cause)) == NULL) {
+		log_debug("files: %s: %s", path, cause);
+		free(cause);
+		return;
+	}
+	cJSON_ArrayForEach(e, entries) {
+		if ((name = json_str(e, "path")) == NULL ||
+		    strchr(name, '/') != NULL)
+			continue;
+		type = json_str(e, "type") != NULL ? json_str(e, "type") : "";
+		tree_kid(n, k, name, strcmp(type, "dir") == 0,
+		    strcmp(type, "symlink") == 0);
+	}
+	cJSON_Delete(entries);
+}
+
+/* Read a directory, keeping the nodes (and their folds) of known names. */
+static void
+tree_load(struct tree *t, struct node *n)
+{
+	struct kids	 k = { NULL, 0, 0 };
+	size_t		 i;
+	char		*path;
+
+	path = tree_node_path(t, n, 0);
+	n->loaded = 1;
+	n->stale = 0;
+	if (t->sbx != NULL)
+		tree_read_sandbox(t, path, n, &k);
+	else
+		tree_read_here(path, n, &k);
+	free(path);
 	for (i = 0; i < n->nkids; i++) {
 		if (n->kids[i]->keep)
 			n->kids[i]->keep = 0;
@@ -193,10 +244,10 @@ done:
 			node_free(n->kids[i]);
 	}
 	free(n->kids);
-	if (nk > 1)
-		qsort(kids, nk, sizeof *kids, tree_cmp);
-	n->kids = kids;
-	n->nkids = nk;
+	if (k.n > 1)
+		qsort(k.v, k.n, sizeof *k.v, tree_cmp);
+	n->kids = k.v;
+	n->nkids = k.n;
 	t->flat_dirty = 1;
 }
 
@@ -501,7 +552,8 @@ tree_reset(struct tree *t)
 }
 
 void
-view_tree_set_root(struct pane *p, const char *workspace, const char *base)
+view_tree_set_root(struct pane *p, const char *workspace, const char *base,
+    const char *sandbox)
 {
 	struct tree	*t = p->data;
 
@@ -515,6 +567,8 @@ view_tree_set_root(struct pane *p, const char *workspace, const char *base)
 	if (t->root_path != NULL && strcmp(t->root_path, workspace) == 0)
 		return;
 	tree_reset(t);
+	tree_sandbox_free(t->sbx);
+	t->sbx = tree_sandbox_open(sandbox);
 	free(t->root_path);
 	t->root_path = xstrdup(workspace);
 	t->root = xcalloc(1, sizeof *t->root);
@@ -613,7 +667,7 @@ view_tree_tick(struct pane *p, uint64_t now)
 		tree_reload_stale(t, t->root);
 		pane_dirty(p);
 	}
-	if (t->git_at != 0 && now >= t->git_at)
+	if (t->git_at != 0 && now >= t->git_at && t->sbx == NULL)
 		tree_git_start(t);
 	if (tree_git_collect(t))
 		pane_dirty(p);
@@ -638,6 +692,7 @@ view_tree_free(struct pane *p)
 	if (t == NULL)
 		return;
 	tree_reset(t);
+	tree_sandbox_free(t->sbx);
 	free(t->flat);
 	free(t->root_path);
 	free(t->base);
@@ -706,6 +761,29 @@ view_tree_draw(struct pane *p, WINDOW *win)
 	}
 }
 
+/* A file of a sandbox elsewhere: envd reads it there, as a file op. */
+static void
+tree_open_sandbox_file(struct pane *p, struct node *n)
+{
+	struct tree	*t = p->data;
+	char		*path, *rel, *data, *cause = NULL;
+	size_t		 len;
+
+	path = tree_node_path(t, n, 0);
+	rel = tree_node_path(t, n, 1);
+	if (n->dir || n->link)
+		tui_flash(p->tui, "'%s': not a regular file in the workspace",
+		    rel);
+	else if ((data = tree_sandbox_read(t->sbx, path, &len, &cause)) ==
+	    NULL) {
+		tui_flash(p->tui, "'%s': %s", rel, cause);
+		free(cause);
+	} else
+		viewer_open_data(p->tui, data, len, rel);
+	free(path);
+	free(rel);
+}
+
 static void
 tree_open_file(struct pane *p, struct node *n)
 {
@@ -713,6 +791,10 @@ tree_open_file(struct pane *p, struct node *n)
 	char		*path, *rel, *real, *rroot;
 	struct stat	 st;
 
+	if (t->sbx != NULL) {
+		tree_open_sandbox_file(p, n);
+		return;
+	}
 	path = tree_node_path(t, n, 0);
 	rel = tree_node_path(t, n, 1);
 	real = realpath(path, NULL);

@@ -159,6 +159,12 @@ viewer_open(struct tui *t, const char *path, const char *title)
 		    "too large to show" : why);
 		return;
 	}
+	viewer_open_data(t, data, len, title);
+}
+
+void
+viewer_open_data(struct tui *t, char *data, size_t len, const char *title)
+{
 	if (memchr(data, '\0', len) != NULL) {
 		free(data);
 		tui_flash(t, "'%s': a binary file", title);
