@@ -2181,6 +2181,24 @@ special_name(const char *name)
 	    special_cmp) != NULL;
 }
 
+/*
+ * The special names that only the shell has (a program of that name,
+ * given by path, does none of what they do to the shell): sorted.
+ */
+static int
+shell_builtin(const char *name)
+{
+	static const char *names[] = {
+		".", "alias", "builtin", "cd", "command", "declare", "enable",
+		"eval", "exec", "export", "getopts", "hash", "let", "local",
+		"mapfile", "popd", "pushd", "read", "readarray", "readonly",
+		"source", "trap", "typeset", "unset", "wait"
+	};
+
+	return bsearch(&name, names, nitems(names), sizeof names[0],
+	    special_cmp) != NULL;
+}
+
 static int
 norm_cmd(struct pctx *c, const struct pcmd *pc0)
 {
@@ -2192,7 +2210,7 @@ norm_cmd(struct pctx *c, const struct pcmd *pc0)
 	struct gitopts			 go;
 	char				*canon = NULL, *sys = NULL, *name;
 	char				*gprob = NULL, *alias = NULL;
-	const char			*alt = NULL, *t;
+	const char			*alt = NULL, *t, *judged;
 	size_t				 k, si, i;
 	int				 by_path = 0;
 
@@ -2249,8 +2267,12 @@ norm_cmd(struct pctx *c, const struct pcmd *pc0)
 	 * its name says as well (a shell's string, a wrapper's command, git's
 	 * subcommand), so that naming a program by path dodges no rule.
 	 */
-	if (by_path)
-		alt = alias = path_alias(alt, &t);
+	if (by_path) {
+		alt = alias = path_alias(alt, &judged);
+		/* ./cd is a program: it changes no directory of the shell's. */
+		if (!shell_builtin(judged))
+			t = judged;
+	}
 
 	memset(&go, 0, sizeof go);
 	for (k = 0; k < nitems(globals) && pc->nwords > 1; k++) {
