@@ -191,6 +191,10 @@ api_create(struct e2b_server *srv, struct evhttp_request *req)
 		if (srv->policy_file != NULL)
 			b->policy = xstrdup(srv->policy_file);
 	}
+	if (srv->control != NULL) {
+		b->ask = xstrdup(e2b_control_path(srv->control));
+		b->rules = xstrdup(srv->rules_file);
+	}
 	if (e2b_box_save(b, &cause) != 0) {
 		e2b_reply_error(req, 500, "%s", cause);
 		free(cause);

@@ -97,6 +97,10 @@ e2b_box_load(const char *id)
 		b->policy = xstrdup(json_str(j, "policy"));
 	if (json_str(j, "mode") != NULL)
 		b->mode = xstrdup(json_str(j, "mode"));
+	if (json_str(j, "ask") != NULL)
+		b->ask = xstrdup(json_str(j, "ask"));
+	if (json_str(j, "rules") != NULL)
+		b->rules = xstrdup(json_str(j, "rules"));
 	cJSON_Delete(j);
 	return b;
 }
@@ -121,6 +125,10 @@ e2b_box_save(struct e2b_box *b, char **cause)
 		cJSON_AddStringToObject(j, "policy", b->policy);
 	if (b->mode != NULL)
 		cJSON_AddStringToObject(j, "mode", b->mode);
+	if (b->ask != NULL)
+		cJSON_AddStringToObject(j, "ask", b->ask);
+	if (b->rules != NULL)
+		cJSON_AddStringToObject(j, "rules", b->rules);
 	path = box_path(b->id);
 	rc = json_save_file(path, j, cause);
 	free(path);
@@ -139,6 +147,8 @@ e2b_box_free(struct e2b_box *b)
 	free(b->started);
 	free(b->policy);
 	free(b->mode);
+	free(b->ask);
+	free(b->rules);
 	cJSON_Delete(b->metadata);
 	cJSON_Delete(b->envs);
 	free(b);

@@ -1,10 +1,13 @@
 /*
- * e2b-control.c: where a human answers the commands holt e2b serve's
- * policy asks about. The server listens on run/NAME (0600, peers of
- * another uid refused), the socket holt -L NAME uses, and speaks just
- * enough of the client protocol for holt approve: hello, then approve
- * {session: the sandbox id, request_id, decision}. Anything else is
- * answered with an error; a bad frame drops that peer only.
+ * e2b-control.c: where a human answers what holt e2b serve's policy asks
+ * about. The server listens on run/NAME (0600, peers of another uid
+ * refused), the socket holt -L NAME uses, and speaks just enough of the
+ * client protocol for holt approve: hello, then approve {session: the
+ * sandbox id, request_id, decision}; and for its sandboxes' proxies,
+ * net.ask {sandbox, host, port}, answered {decision, reason} once a human
+ * did (e2b-ask.c). Anything else is answered with an error; a bad frame
+ * drops that peer only. Beside the socket, run/NAME.policy holds the
+ * "always" rules of the run, for the proxies to read.
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -15,6 +18,7 @@
 #include <event2/listener.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +29,7 @@ struct e2b_control {
 	struct e2b_server	*srv;
 	struct evconnlistener	*lev;
 	char			*path;
+	char			*rules;		/* run/NAME.policy */
 };
 
 struct control_peer {
@@ -32,11 +37,13 @@ struct control_peer {
 	struct bufferevent	*bev;
 	struct frame_decoder	 dec;
 	int			 hello;
+	struct e2b_ask		*ask;		/* its net.ask, waiting */
 };
 
 static void
 peer_free(struct control_peer *p)
 {
+	e2b_ask_withdraw(p->ask, "the proxy left");
 	bufferevent_free(p->bev);
 	frame_decoder_release(&p->dec);
 	free(p);
@@ -64,6 +71,45 @@ peer_error(struct control_peer *p, const char *message)
 	peer_send(p, j);
 }
 
+/* The answer to a proxy's net.ask. */
+static void
+peer_answered(void *arg, int allow, const char *why)
+{
+	struct control_peer	*p = arg;
+	cJSON			*j = cJSON_CreateObject();
+
+	p->ask = NULL;
+	cJSON_AddStringToObject(j, "type", "ok");
+	cJSON_AddStringToObject(j, "decision", allow ? "allow" : "deny");
+	if (why != NULL)
+		cJSON_AddStringToObject(j, "reason", why);
+	peer_send(p, j);
+}
+
+/*
+ * net.ask {sandbox, host, port}: a sandbox's proxy asks about a host no
+ * rule settles; answered when a human does (one at a time per peer).
+ */
+static void
+peer_net_ask(struct control_peer *p, const cJSON *req)
+{
+	const char	*sbx = json_str(req, "sandbox");
+	const char	*host = json_str(req, "host");
+	char		*why;
+	int		 port = (int)json_num(req, "port", 0);
+
+	if (sbx == NULL || host == NULL || p->ask != NULL ||
+	    e2b_server_box(p->srv, sbx) == NULL) {
+		peer_error(p, "net.ask: the sandbox (one of this server's) and "
+		    "host are needed, one ask at a time");
+		return;
+	}
+	why = xprintf("no net-allow rule names '%s'", host);
+	p->ask = e2b_ask_new(p->srv, sbx, E2B_ASK_HOST, host, port, why,
+	    peer_answered, p);
+	free(why);
+}
+
 static void
 peer_request(struct control_peer *p, const cJSON *req)
 {
@@ -82,8 +128,13 @@ peer_request(struct control_peer *p, const cJSON *req)
 		peer_send(p, j);
 		return;
 	}
+	if (p->hello && strcmp(type, "net.ask") == 0) {
+		peer_net_ask(p, req);
+		return;
+	}
 	if (!p->hello || strcmp(type, "approve") != 0) {
-		peer_error(p, "this is holt e2b serve: it answers approve only");
+		peer_error(p, "this is holt e2b serve: it answers approve "
+		    "and net.ask only");
 		return;
 	}
 	sbx = json_str(req, "session");
@@ -94,7 +145,7 @@ peer_request(struct control_peer *p, const cJSON *req)
 		peer_error(p, "approve: -t SANDBOX-ID and allow, deny or always");
 		return;
 	}
-	if (e2b_process_decide(p->srv, sbx, rid != NULL ?
+	if (e2b_ask_decide(p->srv, sbx, rid != NULL ?
 	    strtoull(rid, NULL, 10) : 0, d, &cause) != 0) {
 		peer_error(p, cause);
 		free(cause);
@@ -176,6 +227,7 @@ e2b_control_new(struct e2b_server *srv, char **cause)
 	c = xcalloc(1, sizeof *c);
 	c->srv = srv;
 	c->path = paths_join(paths_run_dir(), srv->name);
+	c->rules = xprintf("%s.policy", c->path);
 	memset(&sun, 0, sizeof sun);
 	sun.sun_family = AF_UNIX;
 	if (strlen(c->path) >= sizeof sun.sun_path) {
@@ -212,11 +264,28 @@ e2b_control_new(struct e2b_server *srv, char **cause)
 		unlink(c->path);
 		goto fail;
 	}
+	/* "always" rules of this run, which the proxies read: none yet. */
+	if ((fd = open(c->rules, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1) {
+		*cause = xprintf("%s: %s", c->rules, strerror(errno));
+		evconnlistener_free(c->lev);
+		unlink(c->path);
+		goto fail;
+	}
+	close(fd);
+	srv->rules_file = c->rules;
 	return c;
 fail:
+	free(c->rules);
 	free(c->path);
 	free(c);
 	return NULL;
+}
+
+const char *
+e2b_control_path(struct e2b_control *c)
+{
+	return c->path;
 }
 
 void
@@ -226,6 +295,9 @@ e2b_control_free(struct e2b_control *c)
 		return;
 	evconnlistener_free(c->lev);
 	unlink(c->path);
+	unlink(c->rules);
+	c->srv->rules_file = NULL;
+	free(c->rules);
 	free(c->path);
 	free(c);
 }

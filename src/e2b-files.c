@@ -8,14 +8,22 @@
  * as in E2B. They are blocking calls on the loop: a call costs what envd
  * takes to read or write the file, up to E2B_MAX_BODY.
  */
-#include <event2/buffer.h>
+#include <sys/socket.h>
 
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "e2b.h"
+
+static void files_asking_clear(struct e2b_server *);
+static int files_hold(struct e2b_server *, struct evhttp_request *,
+    const char *, int);
 
 static const char *
 base_name(const char *path)
@@ -306,13 +314,18 @@ e2b_fs_handle(struct e2b_server *srv, struct evhttp_request *req,
 		abs = e2b_path(json_str(in, "path"));
 	depth = (int)json_num(in, "depth", 1);
 	cJSON_Delete(in);
-	if ((strcmp(method, "MakeDir") == 0 || strcmp(method, "Move") == 0 ||
-	    strcmp(method, "Remove") == 0) && (e2b_files_judge(srv, abs,
-	    &cause) != 0 || (to != NULL && e2b_files_judge(srv, to,
-	    &cause) != 0))) {
-		e2b_reply_connect_error(req, "permission_denied", cause);
-		free(cause);
-		goto out;
+	if (strcmp(method, "MakeDir") == 0 || strcmp(method, "Move") == 0 ||
+	    strcmp(method, "Remove") == 0) {
+		files_asking_clear(srv);
+		if (e2b_files_judge(srv, req, abs, &cause) != 0 ||
+		    (to != NULL && e2b_files_judge(srv, req, to, &cause) != 0)) {
+			files_asking_clear(srv);
+			e2b_reply_connect_error(req, "permission_denied", cause);
+			free(cause);
+			goto out;
+		}
+		if (files_hold(srv, req, sandbox_id(sb), 1))
+			goto out;
 	}
 	if ((fd = fs_connect(req, sb)) == -1)
 		goto out;
@@ -363,14 +376,27 @@ out:
 /* ---- the policy ---- */
 
 int
-e2b_files_judge(struct e2b_server *srv, const char *abs, char **why)
+e2b_files_judge(struct e2b_server *srv, struct evhttp_request *req,
+    const char *abs, char **why)
 {
 	struct policy_result	*r;
 	int			 rc = 0;
 
-	if (srv->policy == NULL)
+	if (srv->policy == NULL || req == srv->approved ||
+	    e2b_ask_always_write(srv, abs))
 		return 0;
 	r = policy_check_write(srv->policy, srv->mode, abs);
+	if (r->verdict == POLICY_ASK && srv->control != NULL) {
+		/* Asked once the whole request is judged (files_hold). */
+		if (srv->asking == NULL)
+			srv->asking = cJSON_CreateArray();
+		cJSON_AddItemToArray(srv->asking, cJSON_CreateString(abs));
+		if (srv->asking_why == NULL)
+			srv->asking_why = xstrdup(r->reason != NULL ?
+			    r->reason : "no rule settles it");
+		policy_result_free(r);
+		return 0;
+	}
 	if (r->verdict == POLICY_DENY)
 		*why = xprintf("holt policy: writing '%s' denied: %s", abs,
 		    r->reason != NULL ? r->reason : "no rule allows it");
@@ -382,6 +408,134 @@ e2b_files_judge(struct e2b_server *srv, const char *abs, char **why)
 		rc = -1;
 	policy_result_free(r);
 	return rc;
+}
+
+static void
+files_asking_clear(struct e2b_server *srv)
+{
+	cJSON_Delete(srv->asking);
+	srv->asking = NULL;
+	free(srv->asking_why);
+	srv->asking_why = NULL;
+}
+
+/* A request of the files API waiting for a human. */
+struct files_held {
+	struct e2b_server	*srv;
+	struct evhttp_request	*req;
+	struct e2b_ask		*ask;
+	struct event		*watch;		/* for the client's leaving */
+	int			 connect;	/* a Connect call, else /files */
+};
+
+static void
+files_held_free(struct files_held *h)
+{
+	struct evhttp_connection *evcon;
+
+	if ((evcon = evhttp_request_get_connection(h->req)) != NULL)
+		evhttp_connection_set_closecb(evcon, NULL, NULL);
+	if (h->watch != NULL)
+		event_free(h->watch);
+	free(h);
+}
+
+/* The server is going away: the connection frees the request. */
+static void
+files_closed(struct evhttp_connection *evcon, void *arg)
+{
+	struct files_held	*h = arg;
+
+	(void)evcon;
+	e2b_ask_free(h->ask);
+	if (evhttp_request_get_connection(h->req) == NULL)
+		evhttp_send_reply(h->req, 499, "Client Closed Request", NULL);
+	files_held_free(h);
+}
+
+/*
+ * evhttp does not read a connection whose request waits for its reply:
+ * we watch it, so a client that leaves withdraws the ask and nothing is
+ * written. Bytes sent meanwhile (a next request) are left to evhttp.
+ */
+static void
+files_watch(evutil_socket_t fd, short ev, void *arg)
+{
+	struct files_held	*h = arg;
+	char			 c;
+	ssize_t			 n;
+
+	(void)ev;
+	n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n == -1 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n > 0) {
+		event_del(h->watch);
+		return;
+	}
+	e2b_ask_withdraw(h->ask, "the client left");
+	evhttp_send_reply(h->req, 499, "Client Closed Request", NULL);
+	files_held_free(h);
+}
+
+/* holt approve's answer: the request is done again, allowed, or refused. */
+static void
+files_answered(void *arg, int allow, const char *why)
+{
+	struct files_held	*h = arg;
+	struct e2b_server	*srv = h->srv;
+	struct evhttp_request	*req = h->req;
+	int			 connect = h->connect;
+
+	files_held_free(h);
+	if (!allow && connect)
+		e2b_reply_connect_error(req, "permission_denied", why);
+	else if (!allow)
+		e2b_reply_error(req, 403, "%s", why);
+	else {
+		srv->approved = req;
+		e2b_server_route(req, srv);
+		srv->approved = NULL;
+	}
+}
+
+/*
+ * If the request's judging found writes that ask a human, make it wait
+ * for the answer (1); 0 when nothing asks.
+ */
+static int
+files_hold(struct e2b_server *srv, struct evhttp_request *req,
+    const char *sandbox, int connect)
+{
+	struct files_held	*h;
+	struct evhttp_connection *evcon;
+	struct buf		 b = BUF_INIT;
+	const cJSON		*p;
+
+	if (srv->asking == NULL)
+		return 0;
+	cJSON_ArrayForEach(p, srv->asking) {
+		if (b.len > 0)
+			buf_adds(&b, "', '");
+		buf_adds(&b, p->valuestring);
+	}
+	h = xcalloc(1, sizeof *h);
+	h->srv = srv;
+	h->req = req;
+	h->connect = connect;
+	h->ask = e2b_ask_new(srv, sandbox, E2B_ASK_WRITE, buf_str(&b), 0,
+	    srv->asking_why, files_answered, h);
+	e2b_ask_set_paths(h->ask, srv->asking);
+	buf_release(&b);
+	files_asking_clear(srv);
+	if ((evcon = evhttp_request_get_connection(req)) != NULL) {
+		evhttp_connection_set_closecb(evcon, files_closed, h);
+		h->watch = event_new(srv->base, bufferevent_getfd(
+		    evhttp_connection_get_bufferevent(evcon)), EV_READ |
+		    EV_PERSIST, files_watch, h);
+		event_add(h->watch, NULL);
+	}
+	return 1;
 }
 
 /* ---- /files ---- */
@@ -486,7 +640,7 @@ write_one(struct e2b_server *srv, struct evhttp_request *req, int fd,
 	char	*abs = e2b_path(path), *cause = NULL;
 	cJSON	*e;
 
-	if (fd == -1 && e2b_files_judge(srv, abs, &cause) != 0) {
+	if (fd == -1 && e2b_files_judge(srv, req, abs, &cause) != 0) {
 		e2b_reply_error(req, 403, "%s", cause);
 		free(cause);
 		free(abs);
@@ -626,7 +780,10 @@ files_post(struct e2b_server *srv, struct evhttp_request *req,
 		return;
 	}
 	/* Every file judged first: none is written if one may not be. */
-	if (files_write(srv, req, -1, ct, body, len, path, NULL) != 0) {
+	files_asking_clear(srv);
+	if (files_write(srv, req, -1, ct, body, len, path, NULL) != 0 ||
+	    files_hold(srv, req, sandbox_id(sb), 0)) {
+		files_asking_clear(srv);
 		free(body);
 		free(path);
 		return;

@@ -26,21 +26,6 @@ struct e2b_proc {
 };
 
 
-/*
- * A command the policy asks a human about: its stream waits, headers sent,
- * until holt approve answers (e2b-control.c), the ask times out, or the
- * client goes away.
- */
-struct e2b_ask {
-	uint64_t		 id;
-	struct e2b_server	*srv;
-	struct e2b_stream	*st;
-	char			*line;		/* what the policy judged */
-	cJSON			*exec;		/* the envd request to send */
-	struct event		*timer;
-	struct e2b_ask		*next;
-};
-
 static struct e2b_proc *
 proc_find(struct e2b_server *srv, const char *sandbox, long pid,
     const char *tag)
@@ -254,36 +239,17 @@ policy_judge(struct e2b_server *srv, const char *cmd, const cJSON *args,
 
 /* ---- asks ---- */
 
-void
-e2b_ask_free(struct e2b_ask *a)
-{
-	struct e2b_ask	**ap;
-
-	for (ap = &a->srv->asks; *ap != NULL; ap = &(*ap)->next) {
-		if (*ap == a) {
-			*ap = a->next;
-			break;
-		}
-	}
-	if (a->st != NULL)
-		a->st->ask = NULL;
-	event_free(a->timer);
-	free(a->line);
-	cJSON_Delete(a->exec);
-	free(a);
-}
-
-/* Answer an ask: run its command, or end its stream refused. */
+/* holt approve's answer to a command's ask: run it, or end its stream. */
 static void
-ask_answer(struct e2b_ask *a, int allow, const char *why)
+ask_answered(void *arg, int allow, const char *why)
 {
-	struct e2b_stream	*st = a->st;
+	struct e2b_stream	*st = arg;
 	struct sandbox		*sb;
-	cJSON			*exec = a->exec;
+	cJSON			*exec = st->held;
 	char			*cause = NULL;
 
-	a->exec = NULL;
-	e2b_ask_free(a);	/* detaches st */
+	st->ask = NULL;
+	st->held = NULL;
 	if (!allow)
 		e2b_stream_end(st, "permission_denied", why);
 	else if ((sb = sandbox_open(st->sandbox, &cause)) == NULL) {
@@ -294,85 +260,6 @@ ask_answer(struct e2b_ask *a, int allow, const char *why)
 		sandbox_free(sb);
 	}
 	cJSON_Delete(exec);
-}
-
-static void
-ask_expired(evutil_socket_t fd, short ev, void *arg)
-{
-	struct e2b_ask	*a = arg;
-	char		*why;
-
-	(void)fd;
-	(void)ev;
-	why = xprintf("holt policy: '%s' needs approval, and none came "
-	    "within %d s", a->line, a->srv->ask_timeout_s);
-	log_info("ask %llu: %s", (unsigned long long)a->id, why);
-	ask_answer(a, 0, why);
-	free(why);
-}
-
-static void
-ask_new(struct e2b_server *srv, struct e2b_stream *st, char *line,
-    const char *why, cJSON *exec)
-{
-	struct e2b_ask	*a, **ap;
-	struct timeval	 tv = { srv->ask_timeout_s, 0 };
-
-	a = xcalloc(1, sizeof *a);
-	a->id = ++srv->next_ask;
-	a->srv = srv;
-	a->st = st;
-	a->line = line;
-	a->exec = exec;
-	a->timer = evtimer_new(srv->base, ask_expired, a);
-	evtimer_add(a->timer, &tv);
-	for (ap = &srv->asks; *ap != NULL; ap = &(*ap)->next)
-		;
-	*ap = a;
-	st->ask = a;
-	/* Always on standard error: a human has to see it. */
-	log_warnx("sandbox '%s' asks to run '%s' (%s): holt -L %s approve "
-	    "-t %s --id %llu allow|deny|always", st->sandbox, line, why,
-	    srv->name, st->sandbox, (unsigned long long)a->id);
-}
-
-int
-e2b_process_decide(struct e2b_server *srv, const char *sandbox, uint64_t id,
-    const char *decision, char **cause)
-{
-	struct e2b_ask	*a;
-	char		*rule, *why, *err = NULL;
-
-	for (a = srv->asks; a != NULL; a = a->next) {
-		if (strcmp(a->st->sandbox, sandbox) == 0 &&
-		    (id == 0 || a->id == id))
-			break;
-	}
-	if (a == NULL) {
-		*cause = id == 0 ? xprintf("sandbox '%s': nothing waits for "
-		    "approval", sandbox) : xprintf("sandbox '%s': no "
-		    "approval %llu waits", sandbox, (unsigned long long)id);
-		return -1;
-	}
-	log_info("ask %llu: %s", (unsigned long long)a->id, decision);
-	if (strcmp(decision, "deny") == 0) {
-		why = xprintf("holt policy: '%s' denied by the user", a->line);
-		ask_answer(a, 0, why);
-		free(why);
-		return 0;
-	}
-	if (strcmp(decision, "always") == 0 &&
-	    (rule = policy_suggest_rule(srv->policy, a->line, NULL)) != NULL) {
-		if (policy_add_rule(srv->policy, "allow", rule, "session",
-		    &err) != 0) {
-			log_warnx("%s", err);
-			free(err);
-		} else
-			log_info("rule added: allow %s", rule);
-		free(rule);
-	}
-	ask_answer(a, 1, NULL);
-	return 0;
 }
 
 /* ---- Start and Connect ---- */
@@ -470,7 +357,10 @@ process_start(struct e2b_server *srv, struct evhttp_request *req,
 		cJSON_AddBoolToObject(ereq, "stdin", 1);
 	cJSON_Delete(in);
 	if (verdict == POLICY_ASK) {
-		ask_new(srv, st, line, why, ereq);	/* takes line, ereq */
+		st->held = ereq;
+		st->ask = e2b_ask_new(srv, box->id, E2B_ASK_COMMAND, line, 0,
+		    why, ask_answered, st);
+		free(line);
 		free(why);
 		return;
 	}

@@ -357,8 +357,8 @@ nodelay(struct evhttp_request *req)
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-static void
-route(struct evhttp_request *req, void *arg)
+void
+e2b_server_route(struct evhttp_request *req, void *arg)
 {
 	struct e2b_server	*srv = arg;
 	struct evkeyvalq	*h = evhttp_request_get_input_headers(req);
@@ -452,7 +452,7 @@ e2b_server_new(struct event_base *base, const char *listen, char **cause)
 	evhttp_set_allowed_methods(srv->http, EVHTTP_REQ_GET | EVHTTP_REQ_POST |
 	    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_PATCH |
 	    EVHTTP_REQ_HEAD);
-	evhttp_set_gencb(srv->http, route, srv);
+	evhttp_set_gencb(srv->http, e2b_server_route, srv);
 	if ((bs = evhttp_bind_socket_with_handle(srv->http, host, port)) ==
 	    NULL) {
 		*cause = xprintf("--listen '%s': %s", listen, strerror(errno));
@@ -501,6 +501,8 @@ e2b_server_free(struct e2b_server *srv)
 		event_free(srv->tick);
 	if (srv->http != NULL)
 		evhttp_free(srv->http);
+	e2b_ask_free_all(srv);
+	cJSON_Delete(srv->always_writes);
 	while ((b = srv->boxes) != NULL) {
 		srv->boxes = b->next;
 		e2b_box_free(b);

@@ -24,8 +24,8 @@
 static void
 stream_free(struct e2b_stream *st)
 {
-	if (st->ask != NULL)
-		e2b_ask_free(st->ask);
+	e2b_ask_free(st->ask);
+	cJSON_Delete(st->held);
 	if (st->bev != NULL)
 		bufferevent_free(st->bev);	/* closes the envd socket */
 	if (st->keepalive != NULL)

@@ -7,8 +7,9 @@
  * (e2b-api.c: create, connect, pause, timeout, kill, list) or to the
  * sandbox's own API (e2b-process.c: process.Process over the Connect
  * protocol, its streams in e2b-stream.c; e2b-files.c:
- * filesystem.Filesystem, /files, /health). e2b-control.c is where holt
- * approve answers the commands the policy asks about. Every E2B sandbox is
+ * filesystem.Filesystem, /files, /health). e2b-ask.c keeps what the
+ * policy asks a human about; e2b-control.c is where holt approve answers,
+ * and where the sandboxes' proxies ask. Every E2B sandbox is
  * an ordinary holt sandbox; e2b-box.c keeps what E2B adds (template,
  * metadata, envs, access token, end of life) in
  * data/sandboxes/<id>/e2b.json. Everything runs on one libevent loop.
@@ -43,6 +44,8 @@ struct e2b_box {
 	uint64_t	 paused_left_ms;	/* timeout left when paused */
 	char		*policy;	/* --policy FILE it was made under */
 	char		*mode;		/* and --mode; NULL: none */
+	char		*ask;		/* where its proxy asks: run/NAME */
+	char		*rules;		/* and reads "always": run/NAME.policy */
 	struct e2b_box	*next;
 };
 
@@ -66,7 +69,13 @@ struct e2b_server {
 	int			 ask_timeout_s;
 	struct e2b_box		*boxes;		/* the E2B sandboxes known */
 	struct e2b_proc		*procs;		/* commands started here */
-	struct e2b_ask		*asks;		/* commands waiting for a human */
+	struct e2b_ask		*asks;		/* what waits for a human */
+	cJSON			*always_writes;	/* paths "always" allowed */
+	char			*rules_file;	/* session rules, for proxies */
+	/* The files API's judging of one request (e2b-files.c). */
+	struct evhttp_request	*approved;	/* a human allowed its writes */
+	cJSON			*asking;	/* paths that would ask */
+	char			*asking_why;
 	struct event		*tick;
 	uint64_t		 next_ask;
 };
@@ -75,6 +84,8 @@ struct e2b_server *e2b_server_new(struct event_base *, const char *listen,
 	    char **cause);
 void	 e2b_server_free(struct e2b_server *);
 struct e2b_box *e2b_server_box(struct e2b_server *, const char *id);
+/* Route a request (evhttp's callback; again, for one a human allowed). */
+void	 e2b_server_route(struct evhttp_request *, void *srv);
 void	 e2b_server_forget_box(struct e2b_server *, const char *id);
 
 /* Replies (e2b-server.c). */
@@ -134,6 +145,7 @@ struct e2b_stream {
 	long			 timeout_ms;
 	int			 read_paused;
 	struct e2b_ask		*ask;		/* waiting for a human */
+	cJSON			*held;		/* envd request it holds back */
 	e2b_stream_frame_cb	 frame;
 	const char		*keepalive_msg;	/* sent every 30 s */
 	/* An output frame's payload, kept out of the frame (which has
@@ -165,17 +177,39 @@ size_t	 e2b_stream_output(struct e2b_stream *, struct evbuffer *b);
 void	 e2b_process_handle(struct e2b_server *, struct evhttp_request *,
 	    struct e2b_box *, struct sandbox *, const char *method);
 void	 e2b_process_free_all(struct e2b_server *);
-void	 e2b_ask_free(struct e2b_ask *);	/* its stream goes on */
+
+/*
+ * e2b-ask.c: what waits for a human (auto and manual modes). e2b_ask_new
+ * logs the ask on standard error and arms its timeout; cb is called once,
+ * with allow and, when refused, why, after the ask is freed: on holt
+ * approve's answer (e2b_ask_decide) or the timeout. e2b_ask_free withdraws
+ * it (what waited went away): cb is not called.
+ */
+enum e2b_ask_kind { E2B_ASK_COMMAND, E2B_ASK_WRITE, E2B_ASK_HOST };
+typedef void (*e2b_ask_cb)(void *arg, int allow, const char *why);
+struct e2b_ask *e2b_ask_new(struct e2b_server *, const char *sandbox,
+	    enum e2b_ask_kind, const char *subject, int port, const char *why,
+	    e2b_ask_cb cb, void *arg);
+/* A write's paths (strings), which "always" allows for the run. */
+void	 e2b_ask_set_paths(struct e2b_ask *, const cJSON *paths);
+void	 e2b_ask_free(struct e2b_ask *);
+void	 e2b_ask_withdraw(struct e2b_ask *, const char *why);	/* logged */
+void	 e2b_ask_free_all(struct e2b_server *);
 /* Answer the ask id (0: the oldest) of a sandbox: allow, deny, always. */
-int	 e2b_process_decide(struct e2b_server *, const char *sandbox,
+int	 e2b_ask_decide(struct e2b_server *, const char *sandbox,
 	    uint64_t id, const char *decision, char **cause);
+/* Whether "always" allowed writing abs. */
+int	 e2b_ask_always_write(struct e2b_server *, const char *abs);
 
 /*
  * e2b-control.c: the unix socket run/NAME, where holt -L NAME approve
- * finds the server (the client protocol's hello and approve only).
+ * finds the server (the client protocol's hello and approve only) and the
+ * sandboxes' proxies ask about hosts (net.ask); it keeps run/NAME.policy,
+ * the run's "always" rules (srv->rules_file).
  */
 struct e2b_control *e2b_control_new(struct e2b_server *, char **cause);
 void	 e2b_control_free(struct e2b_control *);
+const char *e2b_control_path(struct e2b_control *);
 /* e2b-files.c: filesystem.Filesystem, GET/POST /files. */
 void	 e2b_fs_handle(struct e2b_server *, struct evhttp_request *,
 	    struct e2b_box *, struct sandbox *, const char *method);
@@ -184,10 +218,12 @@ void	 e2b_files_handle(struct e2b_server *, struct evhttp_request *,
 /* A path of the E2B API as envd's: relative ones are below /home/user. */
 char	*e2b_path(const char *path);
 /*
- * Whether the policy lets the files API write abs (0), or -1 with *why:
- * the write rules, as for a command's redirection. What would ask a human
- * is refused: a call of the files API does not wait.
+ * Whether the policy lets the files API write abs for req (0), or -1 with
+ * *why: the write rules, as for a command's redirection. In auto and
+ * manual modes what would ask a human is added to srv->asking, and
+ * e2b_files_hold then makes the request wait for the answer.
  */
-int	 e2b_files_judge(struct e2b_server *, const char *abs, char **why);
+int	 e2b_files_judge(struct e2b_server *, struct evhttp_request *,
+	    const char *abs, char **why);
 
 #endif

@@ -78,6 +78,7 @@ static struct conn		*conns;
 static size_t			 nconns, max_conns;
 static const char		*sandbox_id;
 static const char		*server_path;	/* to ask a human (net.ask) */
+static char			*e2b_ask_path;	/* or holt e2b serve's socket */
 static char			*sandbox_dir, *log_path, *session_policy;
 static FILE			*net_log;
 static struct policy		*policy;
@@ -126,15 +127,18 @@ policy_files_sig(char **paths, size_t n)
 /*
  * A sandbox no session uses but holt e2b serve made, with --policy: its
  * file and mode, from data/sandboxes/<id>/e2b.json (written after the
- * sandbox started, so looked for each time). The file, or NULL.
+ * sandbox started, so looked for each time). The file, or NULL; *rules
+ * the server's "always" rules file, or NULL. In auto and manual modes the
+ * server is the one to ask (e2b_ask_path), on its own socket.
  */
 static char *
-e2b_policy(void)
+e2b_policy(char **rules)
 {
 	char		*path, *cause = NULL, *file = NULL;
 	cJSON		*j;
 	const char	*mode;
 
+	*rules = NULL;
 	path = paths_join(sandbox_dir, "e2b.json");
 	if (access(path, F_OK) == 0 &&
 	    (j = json_load_file(path, &cause)) != NULL) {
@@ -142,6 +146,11 @@ e2b_policy(void)
 			file = xstrdup(json_str(j, "policy"));
 		if ((mode = json_str(j, "mode")) != NULL)
 			policy_mode_parse(mode, &policy_mode_now);
+		if (json_str(j, "rules") != NULL)
+			*rules = xstrdup(json_str(j, "rules"));
+		free(e2b_ask_path);
+		e2b_ask_path = json_str(j, "ask") != NULL ?
+		    xstrdup(json_str(j, "ask")) : NULL;
 		cJSON_Delete(j);
 	}
 	free(cause);
@@ -153,16 +162,20 @@ e2b_policy(void)
 static void
 policy_refresh(void)
 {
-	char		*paths[3], *cause = NULL, *ws;
+	char		*paths[4], *cause = NULL, *ws;
 	struct policy	*p;
 	uint64_t	 m;
 	int		 r;
+	size_t		 i;
 
 	paths[0] = paths_join(paths_config_dir(), "policy");
+	paths[3] = NULL;
 	paths[1] = session_policy != NULL ? xstrdup(session_policy) :
-	    e2b_policy();
+	    e2b_policy(&paths[3]);
 	if (paths[1] == NULL)
 		paths[1] = xstrdup("/nonexistent");
+	if (paths[3] == NULL)
+		paths[3] = xstrdup("/nonexistent");
 	ws = paths_join(sandbox_dir, "workspace");
 	paths[2] = paths_join(ws, POLICY_WORKSPACE_FILE);
 	free(ws);
@@ -173,6 +186,8 @@ policy_refresh(void)
 		if (r == 0)
 			r = policy_load_file(p, paths[1], session_policy !=
 			    NULL ? "session" : "e2b", &cause);
+		if (r == 0)
+			r = policy_load_file(p, paths[3], "session", &cause);
 		if (r == 0)
 			r = policy_load_file(p, paths[2], "workspace", &cause);
 		if (r != 0) {
@@ -187,9 +202,8 @@ policy_refresh(void)
 		}
 		policy_sig = m;
 	}
-	free(paths[0]);
-	free(paths[1]);
-	free(paths[2]);
+	for (i = 0; i < nitems(paths); i++)
+		free(paths[i]);
 }
 
 /* A short HTTP answer for the client, logged. */
@@ -555,7 +569,10 @@ ask_event_cb(struct bufferevent *bev, short what, void *arg)
 	free(msg);
 }
 
-/* Ask the human, through the server and the session using the sandbox. */
+/*
+ * Ask the human, through the server and the session using the sandbox,
+ * or holt e2b serve for a sandbox it made.
+ */
 static int
 conn_ask(struct conn *c)
 {
@@ -563,12 +580,14 @@ conn_ask(struct conn *c)
 	struct timeval		 tv = { ASK_TIMEOUT, 0 };
 	cJSON			*hello, *req;
 	int			 fd;
+	const char		*to = session_policy == NULL &&
+	    e2b_ask_path != NULL ? e2b_ask_path : server_path;
 
-	if (server_path == NULL || strlen(server_path) >= sizeof sun.sun_path)
+	if (to == NULL || strlen(to) >= sizeof sun.sun_path)
 		return -1;
 	memset(&sun, 0, sizeof sun);
 	sun.sun_family = AF_UNIX;
-	memcpy(sun.sun_path, server_path, strlen(server_path));
+	memcpy(sun.sun_path, to, strlen(to));
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0)) == -1)
 		return -1;
 	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
