@@ -63,6 +63,12 @@ restore_keep(struct restore *r, int fd)
 		r->syncall = 1;
 }
 
+/*
+ * The files' writeback is started for all of them at once (it goes on in
+ * the background, to the disk together), then each is fsync-ed: the first
+ * fsync's journal commit carries the others' changes, so the rest find
+ * little left to wait for, rather than one wait on the disk each.
+ */
 static int
 restore_sync(struct restore *r, int basefd)
 {
@@ -71,6 +77,8 @@ restore_sync(struct restore *r, int basefd)
 
 	if (r->syncall && syncfs(basefd) != 0)
 		rc = -1;
+	for (i = 0; !r->syncall && i < r->nsync; i++)
+		sync_file_range(r->syncv[i], 0, 0, SYNC_FILE_RANGE_WRITE);
 	for (i = 0; i < r->nsync; i++) {
 		if (rc == 0 && !r->syncall && fsync(r->syncv[i]) != 0)
 			rc = -1;
