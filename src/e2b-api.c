@@ -10,6 +10,7 @@
 
 #include <event2/keyvalq_struct.h>
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -129,6 +130,79 @@ body_or_400(struct evhttp_request *req)
 	return body;
 }
 
+/*
+ * The SDK's network options as rules for the sandbox's proxy, which
+ * judges host names: each allowOut name is a net-allow, a denyOut of all
+ * traffic (0.0.0.0/0) a net-deny of every host after them (E2B's allowOut
+ * wins over its denyOut). Addresses, ranges and what the proxy cannot do
+ * (rewrite requests, tunnel through another proxy) are a clear error.
+ * The rules' text, "" for none, or NULL with *cause.
+ */
+static char *
+net_rules(const cJSON *network, char **cause)
+{
+	const cJSON	*allow, *deny, *it;
+	struct buf	 b = BUF_INIT;
+	struct policy	*check = policy_new_empty();
+	char		*err = NULL;
+
+	if (network == NULL || cJSON_IsNull(network))
+		goto out;
+	allow = cJSON_GetObjectItem(network, "allowOut");
+	deny = cJSON_GetObjectItem(network, "denyOut");
+	if (!cJSON_IsObject(network) || (allow != NULL &&
+	    !cJSON_IsArray(allow)) || (deny != NULL && !cJSON_IsArray(deny))) {
+		*cause = xstrdup("network: an object; allowOut and denyOut "
+		    "arrays of strings");
+		goto fail;
+	}
+	if (cJSON_GetObjectItem(network, "egressProxy") != NULL ||
+	    cJSON_GetObjectItem(network, "rules") != NULL) {
+		*cause = xstrdup("network: egressProxy and rules are not "
+		    "served here: holt's proxy neither tunnels nor rewrites "
+		    "requests");
+		goto fail;
+	}
+	buf_adds(&b, "# the network options of the E2B program that made "
+	    "the sandbox\n");
+	cJSON_ArrayForEach(it, allow) {
+		if (!cJSON_IsString(it) || strchr(it->valuestring, '/') != NULL ||
+		    policy_net_is_ip(it->valuestring)) {
+			*cause = xprintf("network.allowOut '%s': holt's sandboxes "
+			    "reach hosts by name only (their proxy refuses "
+			    "addresses); name the host", cJSON_IsString(it) ?
+			    it->valuestring : "?");
+			goto fail;
+		}
+		if (policy_add_rule(check, "net-allow", it->valuestring, "e2b",
+		    &err) != 0) {
+			*cause = xprintf("network.allowOut: %s", err);
+			free(err);
+			goto fail;
+		}
+		buf_addf(&b, "net-allow %s\n", it->valuestring);
+	}
+	cJSON_ArrayForEach(it, deny) {
+		if (!cJSON_IsString(it) || (strcmp(it->valuestring,
+		    "0.0.0.0/0") != 0 && strcmp(it->valuestring, "::/0") != 0)) {
+			*cause = xprintf("network.denyOut '%s': only all traffic "
+			    "(0.0.0.0/0) can be denied here, as holt's proxy "
+			    "judges host names, not addresses", cJSON_IsString(it) ?
+			    it->valuestring : "?");
+			goto fail;
+		}
+	}
+	if (cJSON_GetArraySize(deny) > 0)
+		buf_adds(&b, "net-deny *\n");
+out:
+	policy_free(check);
+	return buf_detach(&b, NULL);
+fail:
+	policy_free(check);
+	buf_release(&b);
+	return NULL;
+}
+
 static void
 api_create(struct e2b_server *srv, struct evhttp_request *req)
 {
@@ -137,8 +211,9 @@ api_create(struct e2b_server *srv, struct evhttp_request *req)
 	struct e2b_box		*b;
 	cJSON			*body, *meta, *envs, *net;
 	const cJSON		*tpl;
-	char			*cause = NULL;
+	char			*cause = NULL, *rules = NULL, *path;
 	long			 timeout;
+	int			 rc;
 
 	if ((body = body_or_400(req)) == NULL)
 		return;
@@ -158,6 +233,12 @@ api_create(struct e2b_server *srv, struct evhttp_request *req)
 	if ((timeout = body_timeout(body, E2B_DEFAULT_TIMEOUT_S)) < 0) {
 		e2b_reply_error(req, 400, "timeout: seconds, from 0 to %d",
 		    E2B_MAX_TIMEOUT_S);
+		goto out;
+	}
+	if ((rules = net_rules(cJSON_GetObjectItem(body, "network"),
+	    &cause)) == NULL) {
+		e2b_reply_error(req, 400, "%s", cause);
+		free(cause);
 		goto out;
 	}
 	/* holt.conf's memory, pids and network (by default the policy's
@@ -195,7 +276,17 @@ api_create(struct e2b_server *srv, struct evhttp_request *req)
 		b->ask = xstrdup(e2b_control_path(srv->control));
 		b->rules = xstrdup(srv->rules_file);
 	}
-	if (e2b_box_save(b, &cause) != 0) {
+	/* For its proxy, which reads them beside the other rules. */
+	rc = 0;
+	if (*rules != '\0') {
+		path = xprintf("%s/%s/%s", paths_sandboxes_dir(), b->id,
+		    E2B_NET_RULES);
+		if ((rc = file_write_atomic(path, rules, strlen(rules),
+		    0600)) != 0)
+			cause = xprintf("%s: %s", path, strerror(errno));
+		free(path);
+	}
+	if (rc != 0 || e2b_box_save(b, &cause) != 0) {
 		e2b_reply_error(req, 500, "%s", cause);
 		free(cause);
 		if (sandbox_rm(sb, &cause) != 0) {
@@ -213,6 +304,7 @@ api_create(struct e2b_server *srv, struct evhttp_request *req)
 	reply_sandbox(req, 201, b);
 	sandbox_free(sb);
 out:
+	free(rules);
 	cJSON_Delete(body);
 }
 

@@ -26,6 +26,8 @@
 
 #define E2B_ENVD_VERSION	"0.5.7"
 #define E2B_HOME		"/home/user"	/* where programs work */
+/* In data/sandboxes/<id>/: the SDK's network options, for its proxy. */
+#define E2B_NET_RULES		"e2b-net.policy"
 #define E2B_DEFAULT_LISTEN	"127.0.0.1:49999"
 #define E2B_DEFAULT_TIMEOUT_S	300
 #define E2B_MAX_TIMEOUT_S	(24 * 3600)

@@ -12,7 +12,9 @@
  * request with an absolute URI (forwarded with Connection: close). Each
  * host is judged by the policy's net-allow/net-deny rules (policy-net.c):
  * the built-in registry list, the user's file, the session's rules and the
- * workspace's (which may only deny), re-read when they change. A literal
+ * workspace's (which may only deny), re-read when they change; for a
+ * sandbox holt e2b serve made, its --policy file, the run's "always" rules
+ * and the SDK's network options (e2b-net.policy) instead of a session's. A literal
  * address is refused; a name that resolves to a loopback, private or
  * link-local address is refused, so the host's own services stay out of
  * reach. What no rule settles is refused with a message naming the host
@@ -162,7 +164,7 @@ e2b_policy(char **rules)
 static void
 policy_refresh(void)
 {
-	char		*paths[4], *cause = NULL, *ws;
+	char		*paths[5], *cause = NULL, *ws;
 	struct policy	*p;
 	uint64_t	 m;
 	int		 r;
@@ -179,6 +181,8 @@ policy_refresh(void)
 	ws = paths_join(sandbox_dir, "workspace");
 	paths[2] = paths_join(ws, POLICY_WORKSPACE_FILE);
 	free(ws);
+	/* The network options holt e2b serve was given for the sandbox. */
+	paths[4] = paths_join(sandbox_dir, "e2b-net.policy");
 	m = policy_files_sig(paths, nitems(paths));
 	if (policy == NULL || m != policy_sig) {
 		p = policy_new();
@@ -188,6 +192,8 @@ policy_refresh(void)
 			    NULL ? "session" : "e2b", &cause);
 		if (r == 0)
 			r = policy_load_file(p, paths[3], "session", &cause);
+		if (r == 0)
+			r = policy_load_file(p, paths[4], "e2b-network", &cause);
 		if (r == 0)
 			r = policy_load_file(p, paths[2], "workspace", &cause);
 		if (r != 0) {

@@ -123,4 +123,40 @@ test_expect_success E2B 'the --policy FILE of holt e2b serve rules the network t
 	grep "asked.example.org. (port $port) refused: no net-allow rule" out
 '
 
+test_expect_success E2B 'the SDK'"'"'s network options rule that sandbox'"'"'s proxy' '
+	e2b_js create "{\"network\":{\"allowOut\":[\"asked.example.org\"],\"denyOut\":[\"0.0.0.0/0\"]}}" >id4 &&
+	id=$(cat id4) &&
+	e2b_js run "$id" "curl -sS -m 10 http://asked.example.org:$port/hello.txt" >out &&
+	echo "hello through the proxy" >expect &&
+	test_cmp expect out &&
+	grep "allow asked.example.org:$port .*(e2b-network:" \
+		"$HOLT_HOME/data/sandboxes/$id/run/net.log" &&
+	for h in elsewhere.example.org registry.npmjs.org
+	do
+		e2b_js run "$id" "curl -sS -m 10 http://$h:$port/hello.txt" >out &&
+		grep "host .$h. (port $port) refused" out || return 1
+	done &&
+	e2b_js create "{\"network\":{\"allowOut\":[\"*.example.org\"]}}" >id5 &&
+	e2b_js run "$(cat id5)" "curl -sS -m 10 http://asked.example.org:$port/hello.txt" >out &&
+	test_cmp expect out &&
+	e2b_js run "$(cat id5)" "curl -sS -m 10 http://registry.npmjs.org:$port/hello.txt" >out &&
+	test_cmp expect out
+'
+
+test_expect_success E2B 'network options holt cannot keep are a clear error, and make nothing' '
+	ls "$HOLT_HOME/data/sandboxes" >before &&
+	for o in "{\"allowOut\":[\"8.8.8.8\"]}" "{\"allowOut\":[\"10.0.0.0/8\"]}" \
+		"{\"denyOut\":[\"1.2.3.4\"]}" \
+		"{\"egressProxy\":{\"address\":\"p.example.org:1080\"}}"
+	do
+		test_expect_code 1 e2b_js create "{\"network\":$o}" >out &&
+		grep "network" out || { echo "created with: $o"; cat out; return 1; }
+	done &&
+	grep "egressProxy and rules are not served here" out &&
+	test_expect_code 1 e2b_js create "{\"network\":{\"allowOut\":[\"8.8.8.8\"]}}" >out &&
+	grep "allowOut .8.8.8.8.: holt.s sandboxes reach hosts by name only" out &&
+	ls "$HOLT_HOME/data/sandboxes" >after &&
+	test_cmp before after
+'
+
 test_done
