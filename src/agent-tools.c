@@ -298,7 +298,12 @@ tool_exec_reply(void *arg, const cJSON *f)
 
 	if ((err = json_str(f, "error")) != NULL) {
 		te->req = 0;
-		tool_fail(te, "%s: %s", te->name, err);
+		memset(&r, 0, sizeof r);
+		r.result = xprintf("%s: %s", te->name, err);
+		r.failed = 1;
+		/* The command may run on there: the caller may re-join it. */
+		r.lost = te->pid > 0 && json_bool(f, "lost", 0);
+		tool_finish(te, &r);
 		return 1;
 	}
 	if (ev == NULL)

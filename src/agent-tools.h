@@ -35,6 +35,11 @@ struct tool_result {
 	int		 timed_out;
 	int		 interrupted;
 	int		 failed;	/* the tool itself failed */
+	/*
+	 * failed because the sandbox's connection was lost (envd's error
+	 * said "lost") after the command started: it may run on there.
+	 */
+	int		 lost;
 	uint64_t	 duration_ms;
 };
 

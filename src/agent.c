@@ -54,6 +54,11 @@
 #define AGENT_INTERRUPTED "The command was interrupted: holt stopped (a " \
     "crash or a restart) while it ran. It may or may not have run, in " \
     "whole or in part; check the state before running it again."
+#define AGENT_OUTPUT_GONE "The connection to the sandbox was lost while the " \
+    "command ran, and when it was made again the sandbox no longer knew " \
+    "the command: its output is gone. It may or may not have run to its " \
+    "end; check the state before running it again."
+#define AGENT_LOST_RETRY_MS 2000	/* a lost sandbox: try it again */
 #define INSTRUCTIONS_MAX (64U * 1024)	/* bytes of one instructions file */
 /* Sorted: history_type looks them up for every line of a log. */
 static const char *const history_types[] = {
@@ -195,6 +200,15 @@ struct agent {
 	enum agent_state	 host_prev;	/* the state before the first */
 
 	int			 rejoining;	/* a.tool is attached by pid */
+	/*
+	 * The sandbox's connection was lost under a running command (the
+	 * ssh provider gave up making it again): the call waits, tried
+	 * again every AGENT_LOST_RETRY_MS, and is re-joined once the
+	 * sandbox can be reached.
+	 */
+	int			 lost;
+	int			 lost_rejoin;	/* a.tool re-joins such a one */
+	struct event		*lost_timer;
 	char			*log_error;	/* the log cannot be written */
 	cJSON			*unlogged;	/* events waiting for it, in order */
 	enum agent_state	 held;		/* the state behind the error */
@@ -1115,6 +1129,9 @@ agent_tool_running(void *arg, long pid)
 	}
 }
 
+static int agent_can_rejoin(struct call *);
+static void agent_lost(struct agent *, struct call *, const char *);
+
 static void
 agent_tool_done(void *arg, struct tool_result *r)
 {
@@ -1123,13 +1140,19 @@ agent_tool_done(void *arg, struct tool_result *r)
 
 	for (i = 0; i < a->ncalls; i++) {
 		if (a->calls[i].started && !a->calls[i].finished) {
+			if (r->lost && agent_can_rejoin(&a->calls[i])) {
+				agent_lost(a, &a->calls[i], r->result);
+				break;
+			}
 			if (a->rejoining && r->failed) {
 				/* envd no longer knows the pid. */
 				free(r->result);
-				r->result = xstrdup(AGENT_INTERRUPTED);
+				r->result = xstrdup(a->lost_rejoin ?
+				    AGENT_OUTPUT_GONE : AGENT_INTERRUPTED);
 				r->failed = 0;
 				r->interrupted = 1;
 			}
+			a->lost_rejoin = 0;
 			agent_output_tail(a, &a->calls[i]);
 			agent_finish_call(a, &a->calls[i], r, 0);
 			break;
@@ -1191,13 +1214,19 @@ agent_execute(struct agent *a, struct call *c)
  * -1 if it cannot even try (no pid, no sandbox).
  */
 static int
+agent_can_rejoin(struct call *c)
+{
+	return c->pid > 0 && (strcmp(c->name, "run_command") == 0 ||
+	    strcmp(c->name, "run_tests") == 0);
+}
+
+static int
 agent_rejoin(struct agent *a, struct call *c)
 {
 	struct tool_ctx	 ctx = a->tctx;
 	char		*cause = NULL;
 
-	if (c->pid <= 0 || (strcmp(c->name, "run_command") != 0 &&
-	    strcmp(c->name, "run_tests") != 0))
+	if (!agent_can_rejoin(c))
 		return -1;
 	if (agent_envd(a, &cause) != 0) {
 		log_warnx("session '%s': cannot re-join pid %ld: %s", a->name,
@@ -1218,6 +1247,65 @@ agent_rejoin(struct agent *a, struct call *c)
 	a->tool = tool_exec_start(a->envd, c->name, c->args, &ctx,
 	    agent_tool_output, agent_tool_done, a);
 	return 0;
+}
+
+static void
+agent_lost_arm(struct agent *a)
+{
+	struct timeval	 tv = { AGENT_LOST_RETRY_MS / 1000,
+			    (AGENT_LOST_RETRY_MS % 1000) * 1000 };
+
+	evtimer_add(a->lost_timer, &tv);
+}
+
+/*
+ * The connection to the sandbox was lost under c's command and could not
+ * be made again: the command may run on there. The call waits; it is
+ * re-joined by its pid once the sandbox can be reached (agent_lost_cb),
+ * or, if the sandbox no longer knows it then, told its output is gone.
+ */
+static void
+agent_lost(struct agent *a, struct call *c, const char *why)
+{
+	char	*msg;
+
+	msg = xprintf("sandbox: %s; the command (pid %ld) may still be "
+	    "running there: it is re-joined once the sandbox can be reached",
+	    why, c->pid);
+	agent_error_event(a, msg);
+	free(msg);
+	a->lost = 1;	/* the kick that frees the tool does no more */
+	agent_lost_arm(a);
+}
+
+static void
+agent_lost_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct agent	*a = arg;
+	size_t		 i;
+
+	if (!a->lost)
+		return;
+	if (a->tool != NULL) {		/* not yet freed */
+		agent_lost_arm(a);
+		return;
+	}
+	/* The old connection ended with the relay: a new one is made. */
+	envd_conn_free(a->envd);
+	a->envd = NULL;
+	for (i = 0; i < a->ncalls; i++) {
+		if (!a->calls[i].started || a->calls[i].finished)
+			continue;
+		if (agent_rejoin(a, &a->calls[i]) != 0) {
+			agent_lost_arm(a);
+			return;
+		}
+		a->lost = 0;
+		a->lost_rejoin = 1;
+		return;
+	}
+	a->lost = 0;
+	agent_kick(a);
 }
 
 static char *
@@ -1580,7 +1668,7 @@ agent_process(struct agent *a)
 	size_t		 i;
 
 	if (!a->run_active || a->req != NULL || a->tool != NULL ||
-	    a->log_error != NULL)
+	    a->log_error != NULL || a->lost)
 		return;
 	for (i = 0; i < a->ncalls; i++) {
 		c = &a->calls[i];
@@ -2696,6 +2784,7 @@ agent_open(const char *name, struct event_base *base, const struct agent_cb *cb,
 	a->history = cJSON_CreateArray();
 	a->unlogged = cJSON_CreateArray();
 	a->kick = evtimer_new(base, agent_kick_cb, a);
+	a->lost_timer = evtimer_new(base, agent_lost_cb, a);
 	a->log_retry = evtimer_new(base, agent_log_retry_cb, a);
 	a->lock_fd = -1;
 	if ((a->meta = session_load(name, cause)) == NULL)
@@ -2882,6 +2971,8 @@ agent_free(struct agent *a)
 	free(a->compact_focus);
 	if (a->kick != NULL)
 		event_free(a->kick);
+	if (a->lost_timer != NULL)
+		event_free(a->lost_timer);
 	if (a->log_retry != NULL)
 		event_free(a->log_retry);
 	if (cJSON_GetArraySize(a->unlogged) > 0)
@@ -3474,6 +3565,17 @@ agent_interrupt(struct agent *a, const char *by)
 	if (a->tool != NULL && !a->tool_done) {
 		tool_exec_cancel(a->tool);	/* its end finishes the run */
 		return;
+	}
+	if (a->lost) {
+		a->lost = 0;
+		evtimer_del(a->lost_timer);
+		for (i = 0; i < a->ncalls; i++) {
+			if (a->calls[i].started && !a->calls[i].finished)
+				agent_finish_call_text(a, &a->calls[i],
+				    "Interrupted while the sandbox could not be "
+				    "reached: the command may still be running "
+				    "there, its output is not known.", 0);
+		}
 	}
 	for (i = 0; i < a->ncalls; i++) {
 		struct call *c = &a->calls[i];

@@ -54,6 +54,7 @@ static const struct config_opt config_opts[] = {
 	{ "provider", CT_STR, "local", NULL, "where new sandboxes run: local, ssh:[USER@]HOST" },
 	{ "ssh_command", CT_STR, "ssh", NULL, "the ssh client and its options, for ssh: providers" },
 	{ "ssh_holt", CT_STR, "holt", NULL, "the holt command on an ssh: provider's host" },
+	{ "ssh_retry_s", CT_NUM, "60", NULL, "seconds to make a dropped ssh connection again" },
 	{ "idle_pause", CT_STR, "30m", NULL, "pause a sandbox idle that long (0: never)" },
 	{ "command_timeout", CT_NUM, "600", NULL, "seconds a command may run" },
 	{ "checkpoint_max", CT_SIZE, "2G", NULL, "disk a sandbox's checkpoints may use (0: no bound)" },

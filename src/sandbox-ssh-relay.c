@@ -7,16 +7,17 @@
  * of a command and how far into each of its streams the caller has got.
  *
  * When ssh ends (the network dropped, the ControlMaster was killed), the
- * relay runs it again, for up to RELAY_RETRY_MS (unless the host's holt
- * answers that it cannot connect: a sandbox stopped there), and sends
- * each open request again: a running command as "attach" {pid,
+ * relay runs it again, for up to holt.conf's ssh_retry_s (unless the
+ * host's holt answers that it cannot connect: a sandbox stopped there),
+ * and sends each open request again: a running command as "attach" {pid,
  * stdout_offset, stderr_offset}, which envd answers with the output from
  * there on (it keeps a command's output for that), its "attached" reply
  * swallowed; anything else as it was. An exec whose "started" had not
  * come is sent again with the "token" the relay gave it, so envd re-joins
  * it if it had started. The caller sees one unbroken stream. A
  * connection that never worked, or cannot be made again in time, ends
- * each open request with an error naming the host, then the socket.
+ * each open request with an error naming the host ("lost": true for the
+ * latter), then the socket.
  *
  * A watch is made again too, under its id, followed by one "change" of
  * its directory (what changed while the connection was down is unknown).
@@ -46,7 +47,6 @@
 #include "sandbox-ssh.h"
 
 #define RELAY_BUF	(1024 * 1024)	/* bytes queued one way */
-#define RELAY_RETRY_MS	60000		/* to make a dropped connection again */
 #define RELAY_HELLO_MS	60000		/* the first connection, ssh included */
 
 enum { OUT_STDOUT, OUT_STDERR, OUT_PTY, OUT_N };
@@ -79,6 +79,7 @@ struct relay {
 	int			 status;	/* of the last ssh */
 	uint64_t		 spawned;	/* when this ssh started */
 	uint64_t		 lost;		/* when it last worked */
+	uint64_t		 retry_ms;	/* to make it again: ssh_retry_s */
 	int			 failures;	/* since it last worked */
 };
 
@@ -352,7 +353,13 @@ resend(struct relay *r)
 	}
 }
 
-/* The end: each open request gets why, then the socket closes. */
+/*
+ * The end: each open request gets why, then the socket closes. A lost
+ * connection's error says "lost": true, so that the caller knows a
+ * command may run on there, to be re-joined once the host is back.
+ */
+#define RELAY_LOST	"the connection was lost and could not be made again"
+
 static void __attribute__((noreturn))
 give_up(struct relay *r, const char *what)
 {
@@ -366,6 +373,8 @@ give_up(struct relay *r, const char *what)
 		f = cJSON_CreateObject();
 		cJSON_AddNumberToObject(f, "id", q->id);
 		cJSON_AddStringToObject(f, "error", msg);
+		if (strcmp(what, RELAY_LOST) == 0)
+			cJSON_AddBoolToObject(f, "lost", 1);
 		queue(&r->tocl, f);
 		cJSON_Delete(f);
 	}
@@ -377,7 +386,7 @@ give_up(struct relay *r, const char *what)
 /*
  * ssh ended under us: run it again. An ssh that worked (a frame came, or
  * it lasted) restarts the clock; one that ends at once is tried again
- * after a growing pause, until RELAY_RETRY_MS have gone by.
+ * after a growing pause, until r->retry_ms have gone by.
  */
 static void
 reconnect(struct relay *r)
@@ -404,9 +413,8 @@ reconnect(struct relay *r)
 	} else if (++r->failures > 1)
 		poll(NULL, 0, r->failures > 10 ? 1000 : 100 * r->failures);
 	for (;;) {
-		if (now_ms() - r->lost > RELAY_RETRY_MS)
-			give_up(r, "the connection was lost and could not be "
-			    "made again");
+		if (now_ms() - r->lost > r->retry_ms)
+			give_up(r, RELAY_LOST);
 		if (ssh_spawn(r) == 0)
 			break;
 		poll(NULL, 0, 1000);
@@ -535,6 +543,7 @@ relay_main(struct relay *r)
 static int
 relay_fork(int fd, const char *spec, char **argv)
 {
+	long long	 retry_s = config_get_num("ssh_retry_s");
 	struct relay	 r;
 	pid_t		 pid;
 	int		 null, sig;
@@ -570,6 +579,7 @@ relay_fork(int fd, const char *spec, char **argv)
 	r.argv = argv;
 	r.cl = 3;
 	r.rin = r.rout = r.rerr = -1;
+	r.retry_ms = retry_s > 0 ? (uint64_t)retry_s * 1000 : 60000;
 	relay_main(&r);
 }
 

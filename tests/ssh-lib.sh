@@ -58,7 +58,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 		StrictHostKeyChecking yes
 		GlobalKnownHostsFile /dev/null
 	CONF
-	"$SSHD" -f "$SSH_DIR/sshd_config" -E "$SSH_DIR/sshd.log" || return 1
+	ssh_sshd_start || return 1
 	n_=0
 	until ssh -F "$SSH_DIR/ssh_config" -o BatchMode=yes "$SSH_HOST" true \
 	    2>/dev/null; do
@@ -79,6 +79,10 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 # The remote's holt, as the host's user would run it.
 remote_holt() {
 	HOLT_HOME=$REMOTE_HOME "$HOLT_BUILD_DIR/holt" "$@"
+}
+
+ssh_sshd_start() {
+	"$SSHD" -f "$SSH_DIR/sshd_config" -E "$SSH_DIR/sshd.log"
 }
 
 ssh_sshd_stop() {

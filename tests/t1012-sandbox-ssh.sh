@@ -328,7 +328,7 @@ test_expect_success TMUX 'a session'"'"'s file tree follows the files on the hos
 		"$HOLT_HOME/data/sessions/tree/session.json") &&
 	holt sandbox exec $sid -- sh -c "mkdir /workspace/far-dir &&
 		echo far >/workspace/far-first.txt" &&
-	$TMUX_W kill-session -t w &&
+	{ $TMUX_W kill-session -t w 2>/dev/null || :; } &&
 	$TMUX_W new-session -d -s w -x 160 -y 40 \
 		"$HOLT_BUILD_DIR/holt -L $HOLT_SOCKET attach -t tree; sleep 30" &&
 	screen_wait "far-first.txt" &&
@@ -339,6 +339,62 @@ test_expect_success TMUX 'a session'"'"'s file tree follows the files on the hos
 	test_wait_for 100 "! $TMUX_W capture-pane -p -t w | grep -q far-first.txt" &&
 	$TMUX_W send-keys -t w C-g d &&
 	screen_wait "detached"
+'
+
+# A headless session NAME (its script NAME.json, after its prompt) whose
+# host goes down under its command, for longer than ssh_retry_s (1 s):
+# returns once the session says it waits; the caller brings sshd back
+# (ssh_sshd_start) and waits for $rpid.
+lost_session() {
+	echo "ssh_retry_s = 1" >>"$HOLT_HOME/config/holt.conf" &&
+	{ holt run -s $1 --provider $P --mode trust --model script:$1.json \
+		--headless "$2" >$1.out 2>$1.err & } &&
+	rpid=$! &&
+	ev="$HOLT_HOME/data/sessions/$1/events.jsonl" &&
+	test_wait_for 300 "grep -q tool.running \"$ev\"" &&
+	ssh_sshd_stop && ssh_masters_kill &&
+	test_wait_for 300 "grep -q \"is re-joined once the sandbox can be reached\" \"$ev\""
+}
+
+test_expect_success 'a command whose host is gone for long is re-joined when it is back' '
+	cp "$HOLT_HOME/config/holt.conf" conf.saved &&
+	test_when_finished "cp conf.saved \"$HOLT_HOME/config/holt.conf\"" &&
+	cat >gone.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "run_command", "arguments": {
+	      "command": "for i in $(seq 1 30); do echo g $i; sleep 0.2; done" } } ] },
+	  { "expect": { "last_tool_result_contains": "g 30" },
+	    "text": "Counted.", "tool_calls": [] } ] }
+	EOF
+	lost_session gone count &&
+	ssh_sshd_start &&
+	wait $rpid &&
+	tail -n 1 gone.out | grep "\"reason\":\"done\"" &&
+	events_of gone.out tool.finished >fin &&
+	grep "exit code 0" fin &&
+	for i in $(seq 1 30); do grep -q "g $i\\\\n" fin || return 1; done
+'
+
+test_expect_success 'one the host no longer knows when it is back: its output is gone' '
+	cp "$HOLT_HOME/config/holt.conf" conf.saved &&
+	test_when_finished "cp conf.saved \"$HOLT_HOME/config/holt.conf\"" &&
+	cat >gone2.json <<-\EOF &&
+	{ "turns": [
+	  { "tool_calls": [ { "name": "run_command", "arguments": {
+	      "command": "echo begun; sleep 60" } } ] },
+	  { "expect": { "last_tool_result_contains": "its output is gone" },
+	    "text": "Gone.", "tool_calls": [] } ] }
+	EOF
+	lost_session gone2 wait &&
+	sid=$(sed -n "s/.*\"sandbox\":[[:space:]]*\"\(sbx-[0-9a-f]*\)\".*/\1/p" \
+		"$HOLT_HOME/data/sessions/gone2/session.json") &&
+	rid2=$(sed -n "s/.*\"remote_id\":[[:space:]]*\"\(sbx-[0-9a-f]*\)\".*/\1/p" \
+		"$HOLT_HOME/data/sandboxes/$sid/meta.json") &&
+	remote_holt sandbox stop $rid2 && remote_holt sandbox start $rid2 &&
+	ssh_sshd_start &&
+	wait $rpid &&
+	tail -n 1 gone2.out | grep "\"reason\":\"done\"" &&
+	events_of gone2.out tool.finished | grep "its output is gone"
 '
 
 test_expect_success 'the host down: a clear error naming it, never a local one' '
