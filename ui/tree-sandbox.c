@@ -8,8 +8,9 @@
  * messages, which envd's watch feeds.
  *
  * Calls block: one directory (or file) at a time, as the user unfolds
- * (or opens) it; a host that is down costs the time the provider takes to
- * say so.
+ * (or opens) it. None is made while the server says the sandbox is not
+ * running (stopped, paused, its host unreachable), so a host that is down
+ * does not hold the screen.
  */
 #include <poll.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 struct tree_sandbox {
 	char	*id;
 	int	 fd;
+	int	 running;	/* as the server last said */
 };
 
 struct tree_sandbox *
@@ -43,7 +45,18 @@ tree_sandbox_open(const char *id)
 	ts = xcalloc(1, sizeof *ts);
 	ts->id = xstrdup(id);
 	ts->fd = -1;
+	ts->running = 1;
 	return ts;
+}
+
+/* The server's word on its state; 1 if it runs again. */
+int
+tree_sandbox_running(struct tree_sandbox *ts, int running)
+{
+	int	 again = running && !ts->running;
+
+	ts->running = running;
+	return again;
 }
 
 void
@@ -74,6 +87,10 @@ tree_sandbox_connect(struct tree_sandbox *ts, char **cause)
 			return 0;
 		close(ts->fd);
 		ts->fd = -1;
+	}
+	if (!ts->running) {
+		*cause = xstrdup("the sandbox is not running");
+		return -1;
 	}
 	if ((sb = sandbox_open(ts->id, cause)) == NULL)
 		return -1;

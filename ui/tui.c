@@ -426,7 +426,8 @@ tui_set_state(struct tui *t, const cJSON *st)
 	ws = json_str(t->state, "workspace");
 	base = json_str(t->state, "base_commit");
 	view_tree_set_root(&t->panes[PANE_TREE], ws, base,
-	    json_str(t->state, "sandbox"));
+	    json_str(t->state, "sandbox"), json_str(t->state,
+	    "sandbox_state"));
 	t->status_dirty = 1;
 }
 

@@ -346,16 +346,19 @@ void	 approval_draw(struct approval *, WINDOW *, int w, int h);
 
 /*
  * view-tree.c: the workspace moved or git state may have changed; sandbox
- * (its id, or NULL) on another machine has its files read through envd.
+ * (its id, or NULL) on another machine has its files read through envd,
+ * while its state (STATE.sandbox_state; NULL: unknown) is "running".
  */
 void	 view_tree_set_root(struct pane *, const char *workspace,
-	     const char *base, const char *sandbox);
+	     const char *base, const char *sandbox, const char *state);
 
 /* tree-sandbox.c: the files of a sandbox not on this machine. */
 struct tree_sandbox;
 /* NULL: no such sandbox, or a local one (its workspace is here). */
 struct tree_sandbox *tree_sandbox_open(const char *id);
 void	 tree_sandbox_free(struct tree_sandbox *);
+/* The sandbox's state is "running" (or not); 1 if it runs again. */
+int	 tree_sandbox_running(struct tree_sandbox *, int running);
 cJSON	*tree_sandbox_list(struct tree_sandbox *, const char *path,
 	     char **cause);
 char	*tree_sandbox_read(struct tree_sandbox *, const char *path,

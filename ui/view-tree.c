@@ -553,9 +553,10 @@ tree_reset(struct tree *t)
 
 void
 view_tree_set_root(struct pane *p, const char *workspace, const char *base,
-    const char *sandbox)
+    const char *sandbox, const char *state)
 {
 	struct tree	*t = p->data;
+	int		 running = state == NULL || strcmp(state, "running") == 0;
 
 	if (workspace == NULL || *workspace == '\0')
 		return;
@@ -564,11 +565,19 @@ view_tree_set_root(struct pane *p, const char *workspace, const char *base,
 		t->base = xstrdup(base);
 		t->git_at = mono_ms();
 	}
-	if (t->root_path != NULL && strcmp(t->root_path, workspace) == 0)
+	if (t->root_path != NULL && strcmp(t->root_path, workspace) == 0) {
+		/* A sandbox elsewhere that runs again: read it again. */
+		if (t->sbx != NULL && tree_sandbox_running(t->sbx, running) &&
+		    t->root != NULL) {
+			t->root->stale = 1;
+			t->reload_at = mono_ms();
+		}
 		return;
+	}
 	tree_reset(t);
 	tree_sandbox_free(t->sbx);
-	t->sbx = tree_sandbox_open(sandbox);
+	if ((t->sbx = tree_sandbox_open(sandbox)) != NULL)
+		tree_sandbox_running(t->sbx, running);
 	free(t->root_path);
 	t->root_path = xstrdup(workspace);
 	t->root = xcalloc(1, sizeof *t->root);
