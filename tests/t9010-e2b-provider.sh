@@ -216,4 +216,22 @@ test_expect_success BWRAP 'e2b serve makes local sandboxes, whatever holt.conf s
 	holt sandbox exec self -- true
 '
 
+test_expect_success BWRAP,TMUX 'a session'"'"'s file tree is its E2B sandbox'"'"'s' '
+	. ./e2b.env &&
+	echo "{ \"turns\": [ { \"text\": \"Ready.\", \"tool_calls\": [] } ] }" >idle.json &&
+	holt new -d -s etree --provider e2b --mode trust --model script:idle.json &&
+	sid=$(sed -n "s/.*\"sandbox\":[[:space:]]*\"\(sbx-[0-9a-f]*\)\".*/\1/p" \
+		"$HOLT_HOME/data/sessions/etree/session.json") &&
+	holt sandbox exec $sid -- sh -c "echo x >/workspace/in-e2b.txt" &&
+	{ $TMUX_W kill-session -t w 2>/dev/null || :; } &&
+	TERM=xterm-256color $TMUX_W new-session -d -s w -x 160 -y 40 \
+		"env E2B_API_KEY=$E2B_API_KEY E2B_API_URL=$E2B_API_URL \
+		E2B_SANDBOX_URL=$E2B_SANDBOX_URL \
+		$HOLT_BUILD_DIR/holt -L $HOLT_SOCKET attach -t etree; sleep 30" &&
+	screen_wait "in-e2b.txt" &&
+	holt sandbox exec $sid -- sh -c "echo y >/workspace/then-e2b.txt" &&
+	screen_wait "then-e2b.txt" &&
+	$TMUX_W send-keys -t w C-g d
+'
+
 test_done
