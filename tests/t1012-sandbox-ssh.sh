@@ -401,7 +401,7 @@ test_expect_success 'the host down: a clear error naming it, never a local one' 
 	ssh_sshd_stop && ssh_masters_kill &&
 	test_expect_code 6 holt sandbox exec far -- true 2>err &&
 	grep "ssh:$SSH_HOST: cannot reach the host" err &&
-	test_wait_for 50 "holt sandbox ls | grep \"^$(cat id)  *far  *unreachable \"" &&
+	test_wait_for 300 "holt sandbox ls | grep \"^$(cat id)  *far  *unreachable \"" &&
 	ls "$HOLT_HOME/data/sandboxes" >before &&
 	test_must_fail holt sandbox create --provider $P 2>err &&
 	grep "ssh:$SSH_HOST: cannot reach the host" err &&
