@@ -1017,8 +1017,22 @@ bad:
 
 /* The store. */
 
+static struct checkpoint_store *store_open(const char *, int, char **);
+
 struct checkpoint_store *
 checkpoint_store_open(const char *sandbox_dir, char **cause)
+{
+	return store_open(sandbox_dir, LOCK_EX, cause);
+}
+
+struct checkpoint_store *
+checkpoint_store_open_now(const char *sandbox_dir, char **cause)
+{
+	return store_open(sandbox_dir, LOCK_EX | LOCK_NB, cause);
+}
+
+static struct checkpoint_store *
+store_open(const char *sandbox_dir, int how, char **cause)
 {
 	struct checkpoint_store	*st;
 
@@ -1041,7 +1055,12 @@ checkpoint_store_open(const char *sandbox_dir, char **cause)
 	if ((st->lockfd = openat(st->dirfd, "lock", O_RDWR | O_CREAT |
 	    O_CLOEXEC | O_NOFOLLOW, 0600)) == -1)
 		goto fail;
-	while (flock(st->lockfd, LOCK_EX) != 0) {
+	while (flock(st->lockfd, how) != 0) {
+		if (errno == EWOULDBLOCK) {
+			*cause = NULL;	/* another has it */
+			checkpoint_store_close(st);
+			return NULL;
+		}
 		if (errno != EINTR)
 			goto fail;
 	}

@@ -61,6 +61,9 @@ extern const char *const checkpoint_roots[];
 
 struct checkpoint_store *checkpoint_store_open(const char *sandbox_dir,
 	     char **cause);
+/* The same without waiting: NULL with *cause NULL when another has it. */
+struct checkpoint_store *checkpoint_store_open_now(const char *sandbox_dir,
+	     char **cause);
 void	 checkpoint_store_close(struct checkpoint_store *);
 
 /*

@@ -269,19 +269,30 @@ sandbox_checkpoint_cancel(struct sandbox_checkpoint_job *j)
 		j->cb = NULL;
 }
 
-/* A restore's first half: the checkpoint is there, the sandbox stopped. */
+static int
+sandbox_find_checkpoint(struct checkpoint_store *st, long long id,
+    const char *sbid, char **cause)
+{
+	struct checkpoint_info	 ci;
+
+	if (checkpoint_find(st, id, &ci) == 0)
+		return 0;
+	*cause = xprintf("checkpoint %lld: no such checkpoint (pruned, or "
+	    "never taken in sandbox '%s')", id, sbid);
+	return -1;
+}
+
+/*
+ * A restore's first half: the checkpoint is there (st NULL: looked for
+ * later, the store being busy), the sandbox stopped.
+ */
 static int
 sandbox_restore_begin(struct sandbox *sb, struct checkpoint_store *st,
     long long id, int *running, char **cause)
 {
-	struct checkpoint_info	 ci;
-
 	*running = sandbox_state(sb) != SANDBOX_STOPPED;
-	if (checkpoint_find(st, id, &ci) != 0) {
-		*cause = xprintf("checkpoint %lld: no such checkpoint (pruned, "
-		    "or never taken in sandbox '%s')", id, sb->id);
+	if (st != NULL && sandbox_find_checkpoint(st, id, sb->id, cause) != 0)
 		return -1;
-	}
 	if (*running && sandbox_stop(sb, cause) != 0)
 		return -1;
 	return 0;
@@ -363,7 +374,9 @@ sandbox_restore(struct sandbox *sb, long long id, const char *tag,
 struct sandbox_restore_job {
 	struct sandbox_thread	 t;
 	struct sandbox		*sb;
-	struct checkpoint_store	*st;	/* NULL: the provider did it */
+	int			 local;	/* 0: the provider did it */
+	struct checkpoint_store	*st;	/* NULL: opened by the thread */
+	char			*dir, *sbid;
 	long long		 id;
 	char			*tag, *wait, *cause;
 	int			 rc, running;
@@ -377,8 +390,15 @@ sandbox_restore_work(void *arg)
 {
 	struct sandbox_restore_job	*j = arg;
 
-	if (j->st == NULL)
+	if (!j->local)
 		return;
+	/* The store was busy (a fork reading it): waited for here. */
+	if (j->st == NULL && ((j->st = checkpoint_store_open(j->dir,
+	    &j->cause)) == NULL || sandbox_find_checkpoint(j->st, j->id,
+	    j->sbid, &j->cause) != 0)) {
+		j->rc = -1;
+		return;
+	}
 	sandbox_test_wait(j->wait);
 	j->rc = checkpoint_restore(j->st, j->id, j->tag, &j->cause);
 }
@@ -389,6 +409,8 @@ sandbox_restore_job_free(struct sandbox_restore_job *j)
 	sandbox_thread_clean(&j->t);
 	if (j->st != NULL)
 		checkpoint_store_close(j->st);
+	free(j->dir);
+	free(j->sbid);
 	free(j->tag);
 	free(j->wait);
 	free(j->cause);
@@ -399,15 +421,33 @@ static void
 sandbox_restore_done(void *arg)
 {
 	struct sandbox_restore_job	*j = arg;
+	char				*why = NULL;
 
 	/* Cancelled: the journal has it finished at the sandbox's next open. */
 	if (j->cb != NULL && j->st != NULL)
 		j->rc = sandbox_restore_end(j->sb, j->st, j->rc, j->running,
 		    j->tag, j->record, j->arg, &j->cause);
+	else if (j->cb != NULL && j->local && j->running &&
+	    sandbox_start(j->sb, &why) != 0)
+		free(why);	/* no store: nothing was written */
 	if (j->cb != NULL)
 		j->cb(j->arg, j->rc == 0 ? NULL : j->cause != NULL ? j->cause :
 		    "the restore failed");
 	sandbox_restore_job_free(j);
+}
+
+/* The store, if no other process has it now (then the thread waits). */
+static int
+sandbox_restore_open(struct sandbox_restore_job *j, char **cause)
+{
+	char	*why = NULL;
+
+	if ((j->st = checkpoint_store_open_now(j->dir, &why)) == NULL &&
+	    why != NULL) {
+		*cause = why;
+		return -1;
+	}
+	return 0;
 }
 
 struct sandbox_restore_job *
@@ -420,6 +460,9 @@ sandbox_restore_start(struct sandbox *sb, struct event_base *base,
 
 	local = sb->prov == &sandbox_local_provider;
 	j->sb = sb;
+	j->local = local;
+	j->dir = xstrdup(sb->dir);
+	j->sbid = xstrdup(sb->id);
 	j->id = id;
 	j->tag = tag != NULL ? xstrdup(tag) : NULL;
 	j->wait = sandbox_test_wait_env(CHECKPOINT_TEST_RESTORE_WAIT_ENV);
@@ -433,7 +476,7 @@ sandbox_restore_start(struct sandbox *sb, struct event_base *base,
 	}
 	if (!local)	/* the provider's, here and now */
 		j->rc = sandbox_restore(sb, id, tag, record, arg, &j->cause);
-	else if ((j->st = checkpoint_store_open(sb->dir, cause)) == NULL ||
+	else if (sandbox_restore_open(j, cause) != 0 ||
 	    sandbox_restore_begin(sb, j->st, id, &j->running, cause) != 0)
 		goto fail;
 	sandbox_thread_run(&j->t, local, sandbox_restore_work,

@@ -318,6 +318,31 @@ test_expect_success BWRAP 'a rewind puts the files back off the server loop: the
 		grep "\"to_step\":2"
 '
 
+test_expect_success BWRAP 'a rewind while another process has the checkpoints waits for them off the loop' '
+	test_when_finished "touch unlock; holt kill-server" &&
+	ws=$(ws_of k) &&
+	sbx=$(dirname "$ws") &&
+	ws_state "$ws" >at2 &&
+	holt rewind -t k --to 1 --files-only &&
+	ws_state "$ws" >at1 &&
+	id=${sbx##*/} &&
+	test_might_fail holt sandbox start $id 2>/dev/null &&
+	holt sandbox ls | grep "^$id .*running" &&
+	{ flock "$sbx/checkpoints/lock" sh -c "touch locked; while ! test -e unlock; do sleep 0.1; done" & } &&
+	test_wait_for 300 "test -e locked" &&
+	{ holt rewind -t k --to 2 --files-only >rw2.out 2>&1 & } &&
+	# Stopped, and its files not back: the rewind waits for the store.
+	test_wait_for 300 "holt sandbox ls | grep -q \"^$id .*stopped\"" &&
+	test_must_fail timeout 20 $HOLT send -t k "hi" 2>err &&
+	grep "rewinding its files" err &&
+	timeout 20 $HOLT ls >ls && grep "^k " ls &&
+	ws_state "$ws" >held && test_cmp at1 held &&
+	touch unlock &&
+	wait &&
+	! test -s rw2.out &&
+	ws_state "$ws" >after && test_cmp at2 after
+'
+
 # approve_but_echo HOLT LOG: allow what auto mode asked about, but not
 # echo hi (the call a failed checkpoint holds, which the test answers).
 approve_but_echo() {
