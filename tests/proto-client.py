@@ -14,7 +14,9 @@
                                              is these bytes, as they are
 
 Options: --wait S (keep reading S seconds after the last request, default
-0.5), --until TYPE (stop once a frame of that type arrives).
+0.5), --until TYPE (stop once a frame of that type arrives), --time
+(send's frames back to back, and print to stderr "elapsed MS" from the
+connect to the --until frame: the server's time, not this client's start).
 """
 import json, os, select, socket, struct, sys, time
 
@@ -22,7 +24,7 @@ def frame(obj):
     data = json.dumps(obj).encode()
     return struct.pack(">I", len(data)) + data
 
-def read_frames(sock, wait, until):
+def read_frames(sock, wait, until, t0=None):
     buf = b""
     end = time.time() + wait
     sock.settimeout(0.1)
@@ -45,26 +47,35 @@ def read_frames(sock, wait, until):
             buf = buf[4 + n:]
             print(json.dumps(obj), flush=True)
             if until and obj.get("type") == until:
+                if t0 is not None:
+                    print("elapsed %.1f" % ((time.perf_counter() - t0) *
+                          1000), file=sys.stderr, flush=True)
                 return
 
 def main():
     args = sys.argv[1:]
-    wait, until = 0.5, None
+    wait, until, timed = 0.5, None, False
     while args and args[0].startswith("--"):
         if args[0] == "--wait":
             wait = float(args[1]); args = args[2:]
         elif args[0] == "--until":
             until = args[1]; args = args[2:]
+        elif args[0] == "--time":
+            timed = True; args = args[1:]
         else:
             sys.exit("unknown option " + args[0])
     path, mode = args[0], args[1]
+    frames = [frame(json.loads(a)) for a in args[2:]] if mode == "send" \
+        else []
+    t0 = time.perf_counter() if timed else None
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(path)
     if mode == "send":
-        for a in args[2:]:
-            sock.sendall(frame(json.loads(a)))
-            time.sleep(0.05)
-        read_frames(sock, wait, until)
+        for f in frames:
+            sock.sendall(f)
+            if not timed:
+                time.sleep(0.05)
+        read_frames(sock, wait, until, t0)
     elif mode == "garbage":
         kind = args[2]
         if kind == "random":
