@@ -11,8 +11,16 @@ B=${HOLT_BUILD_DIR:-.}
 HOLT_HOME=$(mktemp -d)
 export HOLT_HOME
 SOCK=benchctx$$
-trap '"$B/holt" -L $SOCK kill-server >/dev/null 2>&1; rm -rf "$HOLT_HOME"' EXIT
 holt() { "$B/holt" -L $SOCK "$@"; }
+# Its sandboxes go with it (their proxies outlive the server otherwise).
+finish() {
+	for d in "$HOLT_HOME"/data/sandboxes/sbx-*; do
+		[ -d "$d" ] && holt sandbox rm "${d##*/}"
+	done
+	holt kill-server
+	rm -rf "$HOLT_HOME"
+}
+trap 'finish >/dev/null 2>&1' EXIT
 now() { date +%s%N; }
 rss_of() { awk '/^VmRSS/ { print $2 }' /proc/$1/status; }
 spid() { pgrep -f "holt -L $SOCK server -f" | head -n 1; }
