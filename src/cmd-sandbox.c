@@ -188,8 +188,9 @@ sub_lifecycle(int argc, char **argv)
 	return EXIT_OK;
 }
 
+/* took_ms: how long taking it took in this process (< 0: not taken now). */
 static void
-checkpoint_print(const struct checkpoint_info *ci, int json)
+checkpoint_print(const struct checkpoint_info *ci, int json, double took_ms)
 {
 	cJSON	*o;
 	char	*s;
@@ -208,6 +209,8 @@ checkpoint_print(const struct checkpoint_info *ci, int json)
 	cJSON_AddNumberToObject(o, "files", (double)ci->files);
 	cJSON_AddNumberToObject(o, "changed", (double)ci->changed);
 	cJSON_AddNumberToObject(o, "bytes", (double)ci->bytes);
+	if (took_ms >= 0)
+		cJSON_AddNumberToObject(o, "took_ms", took_ms);
 	s = json_print(o);
 	printf("%s\n", s);
 	free(s);
@@ -223,6 +226,7 @@ sub_checkpoint(int argc, char **argv)
 	struct checkpoint_store	*st;
 	struct checkpoint_info	 ci, *l;
 	size_t			 n, i;
+	uint64_t		 t0;
 	char			*cause = NULL;
 	int			 rc;
 
@@ -237,13 +241,15 @@ sub_checkpoint(int argc, char **argv)
 			goto fail;
 		l = checkpoint_list(st, &n);
 		for (i = 0; i < n; i++)
-			checkpoint_print(&l[i], a.val[1] != NULL);
+			checkpoint_print(&l[i], a.val[1] != NULL, -1);
 		free(l);
 		checkpoint_store_close(st);
 	} else {
+		t0 = mono_us();
 		if (sandbox_checkpoint(sb, &ci, &cause) != 0)
 			goto fail;
-		checkpoint_print(&ci, a.val[1] != NULL);
+		checkpoint_print(&ci, a.val[1] != NULL,
+		    (double)(mono_us() - t0) / 1000);
 	}
 	sandbox_free(sb);
 	return EXIT_OK;

@@ -168,6 +168,7 @@ int	 json_save_file(const char *path, const cJSON *, char **cause);
 char	*json_time_now(void);	/* RFC 3339 UTC with ms, caller frees */
 uint64_t json_now_ms(void);	/* wall clock, ms since the epoch */
 uint64_t mono_ms(void);		/* monotonic clock, ms */
+uint64_t mono_us(void);		/* monotonic clock, us */
 
 /* utf8.c: text made valid UTF-8 where it enters (U+FFFD for bad bytes). */
 int	 utf8_valid(const char *, size_t);

@@ -108,6 +108,15 @@ json_now_ms(void)
 }
 
 uint64_t
+mono_us(void)
+{
+	struct timespec	 ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+uint64_t
 mono_ms(void)
 {
 	struct timespec	 ts;

@@ -53,7 +53,10 @@ test_expect_success 'a second checkpoint with nothing changed stores nothing' '
 	sleep 0.1 &&
 	holt sandbox checkpoint cp --json >ck1b &&
 	grep "\"changed\":0," ck1b &&
-	grep "\"bytes\":0}" ck1b
+	grep "\"bytes\":0," ck1b &&
+	grep -E "\"took_ms\":[0-9.]+}" ck1b &&
+	holt sandbox checkpoint cp --list --json >list &&
+	! grep took_ms list
 '
 
 test_expect_success 'the agent changes everything; checkpoint 3 holds the new state' '
