@@ -5,6 +5,8 @@
 #ifndef CHECKPOINT_INT_H
 #define CHECKPOINT_INT_H
 
+#include <sys/stat.h>
+
 #include "checkpoint.h"
 
 struct checkpoint_store {
@@ -92,6 +94,36 @@ struct ckpt_index {
 	size_t		 cap;
 	char		*blob;		/* the file as loaded */
 };
+
+/* The lstats of a scan, made by a few threads before it. */
+struct ckpt_pstat {
+	struct stat	 sb;
+	int		 err;		/* 0, or why it has no stat */
+};
+
+struct ckpt_pdir {
+	char		*path;		/* ROOT/DIR/... */
+	int		 fd;
+	struct stat	 sb;		/* its own, when its names were read */
+	long long	 scanned;
+	char		**names;	/* sorted; NULL: taken, or unread */
+	size_t		 n;
+	int		 borrowed;	/* names are the old index's */
+	struct ckpt_pstat *st;		/* one per name */
+};
+
+struct ckpt_prefetch {
+	struct ckpt_pdir **dirs;	/* sorted by path */
+	size_t		 n;
+};
+
+int	 ckpt_prefetch(struct ckpt_prefetch *, struct ckpt_index *old, int fd,
+	     const char *path, const struct stat *);
+struct ckpt_pdir *ckpt_prefetch_dir(struct ckpt_prefetch *, const char *path,
+	     const struct stat *);
+void	 ckpt_prefetch_free(struct ckpt_prefetch *);
+/* The cache's names of a directory with this stat can be trusted. */
+int	 ckpt_idir_unchanged(const struct ckpt_idir *, const struct stat *);
 
 void	 ckpt_index_load(struct checkpoint_store *, struct ckpt_index *,
 	     long long uid, long long gid);

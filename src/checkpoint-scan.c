@@ -47,6 +47,7 @@ struct scan {
 	struct buf		 path;		/* ROOT/dir/... of the walk */
 	struct ckpt_link	*linkv;		/* files with several names */
 	size_t			 nlinkv;
+	struct ckpt_prefetch	 pf;		/* the root's lstats, made ahead */
 	char			*error;
 };
 
@@ -261,18 +262,31 @@ scan_subdir(struct scan *sc, int dirfd, const struct stat *sb,
 	return rc;
 }
 
+/* The entry's lstat, made ahead (pre) or now: 0, or an errno. */
+static int
+scan_stat(int dirfd, const char *name, const struct ckpt_pstat *pre,
+    struct stat *sb)
+{
+	if (pre != NULL) {
+		*sb = pre->sb;
+		return pre->err;
+	}
+	return fstatat(dirfd, name, sb, AT_SYMLINK_NOFOLLOW) != 0 ? errno : 0;
+}
+
 /* One entry of a directory: 1 kept in e, 0 nothing to keep, -1 failed. */
 static int
 scan_entry(struct scan *sc, int dirfd, const char *name,
-    const struct ckpt_ient *o, struct ckpt_ient *e)
+    const struct ckpt_pstat *pre, const struct ckpt_ient *o,
+    struct ckpt_ient *e)
 {
 	struct stat	 sb;
-	int		 rc = 0;
+	int		 rc = 0, err;
 
-	if (fstatat(dirfd, name, &sb, AT_SYMLINK_NOFOLLOW) != 0) {
-		if (errno == ENOENT)
+	if ((err = scan_stat(dirfd, name, pre, &sb)) != 0) {
+		if (err == ENOENT)
 			return 0;	/* gone while we looked */
-		scan_fail(sc, name, errno);
+		scan_fail(sc, name, err);
 		return -1;
 	}
 	memset(e, 0, sizeof *e);
@@ -346,20 +360,36 @@ scan_count_gone(struct scan *sc, const struct ckpt_idir *o,
 	}
 }
 
+int
+ckpt_idir_unchanged(const struct ckpt_idir *o, const struct stat *sb)
+{
+	return o != NULL && o->dev == (uint64_t)sb->st_dev &&
+	    o->ino == (uint64_t)sb->st_ino && o->mtime == ts_ns(&sb->st_mtim) &&
+	    o->ctime == ts_ns(&sb->st_ctim) && o->ctime + RACY_NS < o->scanned;
+}
+
 /*
  * Its names, from the cache when the directory did not change since:
  * then they are the cache's (d->borrowed), else d's entries own them.
+ * Read ahead (*pre), they are taken from there.
  */
 static char **
-scan_dir_names(struct scan *sc, int fd, struct ckpt_idir *o,
-    struct ckpt_idir *d, size_t *n)
+scan_dir_names(struct scan *sc, int fd, const struct stat *dsb,
+    struct ckpt_idir *o, struct ckpt_idir *d, size_t *n,
+    struct ckpt_pdir **pre)
 {
 	char	**names;
 	size_t	 i;
 
-	if (o != NULL && o->dev == d->dev && o->ino == d->ino &&
-	    o->mtime == d->mtime && o->ctime == d->ctime &&
-	    o->ctime + RACY_NS < o->scanned) {
+	if ((*pre = ckpt_prefetch_dir(&sc->pf, d->path, dsb)) != NULL) {
+		names = (*pre)->names;
+		(*pre)->names = NULL;	/* taken */
+		*n = (*pre)->n;
+		d->scanned = (*pre)->scanned;
+		d->borrowed = (*pre)->borrowed ? 2 : 0;
+		return names;
+	}
+	if (ckpt_idir_unchanged(o, dsb)) {
 		names = xcalloc(o->n + 1, sizeof *names);
 		for (i = 0; i < o->n; i++)
 			names[i] = o->e[i].name;
@@ -377,6 +407,7 @@ scan_dir(struct scan *sc, int fd, const struct stat *dsb, char hash[65])
 {
 	struct ckpt_idir	*o = ckpt_index_dir(&sc->old, sc->path.data);
 	struct ckpt_idir	*d = xcalloc(1, sizeof *d);
+	struct ckpt_pdir	*pre;
 	struct buf		 tree = BUF_INIT;
 	char			**names;
 	size_t			 n, i;
@@ -388,7 +419,7 @@ scan_dir(struct scan *sc, int fd, const struct stat *dsb, char hash[65])
 	d->mtime = ts_ns(&dsb->st_mtim);
 	d->ctime = ts_ns(&dsb->st_ctim);
 	d->scanned = ckpt_now_ns();
-	if ((names = scan_dir_names(sc, fd, o, d, &n)) == NULL) {
+	if ((names = scan_dir_names(sc, fd, dsb, o, d, &n, &pre)) == NULL) {
 		ckpt_idir_free(d);
 		return -1;
 	}
@@ -399,7 +430,8 @@ scan_dir(struct scan *sc, int fd, const struct stat *dsb, char hash[65])
 		if (rc == 0 && !(strcmp(sc->path.data, "root") == 0 &&
 		    strcmp(names[i], CKPT_OVERLAY_WORK) == 0)) {
 			/* Names from the cache are its entries', in order. */
-			r = scan_entry(sc, fd, names[i], d->borrowed ? &o->e[i] :
+			r = scan_entry(sc, fd, names[i], pre != NULL ?
+			    &pre->st[i] : NULL, d->borrowed ? &o->e[i] :
 			    o != NULL ? ckpt_idir_find(o, names[i]) : NULL,
 			    &d->e[d->n]);
 			if (r < 0)
@@ -487,7 +519,9 @@ scan_root(struct scan *sc, const char *root, struct buf *commit)
 	sc->dev = sb.st_dev;
 	buf_reset(&sc->path);
 	buf_adds(&sc->path, root);
+	ckpt_prefetch(&sc->pf, &sc->old, fd, root, &sb);
 	rc = scan_dir(sc, fd, &sb, hash);
+	ckpt_prefetch_free(&sc->pf);
 	close(fd);
 	if (rc == 0)
 		buf_addf(commit, "root %s %s\n", root, hash);

@@ -154,6 +154,62 @@ test_expect_success 'incremental and deduplicated: one changed file costs its by
 	test "$bytes" -lt 100000
 '
 
+# The stat cache with the times it read things masked (the rest is what
+# the scan saw): its header's generation, each directory's scanned and
+# each entry's hashed (struct index_dir and index_ent).
+index_masked() {
+	python3 - "$1" <<-\PY
+	import struct, sys
+	b = bytearray(open(sys.argv[1], "rb").read())
+	head = len(b"holt-index 3\n")
+	b[head:head + 8] = bytes(8)
+	b[-8:] = bytes(8)
+	n = struct.unpack_from("<Q", b, head + 24)[0]
+	p = head + 32
+	for _ in range(n):
+	    b[p + 32:p + 40] = bytes(8)
+	    ne = struct.unpack_from("<Q", b, p + 40)[0]
+	    plen = struct.unpack_from("<I", b, p + 112)[0]
+	    p += 120 + plen + 1
+	    for _ in range(ne):
+	        b[p + 56:p + 64] = bytes(8)
+	        nlen = struct.unpack_from("<I", b, p + 68)[0]
+	        p += 144 + nlen + 1
+	assert p == len(b) - 8, "index not parsed whole"
+	sys.stdout.write(b.hex() + "\n")
+	PY
+}
+
+# A checkpoint of the sandbox cp with HOLT_CHECKPOINT_THREADS=$1, from
+# the store saved in ck-before, into the files NAME.*.
+checkpoint_with() {
+	dir=$(cat dir) &&
+	rm -rf "$dir/checkpoints" && cp -a ck-before "$dir/checkpoints" &&
+	HOLT_CHECKPOINT_THREADS=$1 holt sandbox checkpoint cp --json >"$2.json" &&
+	sed "s/\"time_ms\":[0-9]*,//; s/,\"took_ms\":.*}/}/" "$2.json" >"$2.out" &&
+	awk "/^[+]/ { \$3 = \"\" } { print }" "$dir/checkpoints/list" >"$2.list" &&
+	index_masked "$dir/checkpoints/index" >"$2.index" &&
+	(cd "$dir/checkpoints/objects" && find . | LC_ALL=C sort) >"$2.objects"
+}
+
+test_expect_success 'several threads scan a tree to the checkpoint one makes' '
+	dir=$(cat dir) &&
+	sbx "cd /workspace && i=0; while [ \$i -lt 60 ]; do echo \$i >>many/\$((i % 20))/f\$i; i=\$((i+1)); done &&
+		mkdir -p many/new/a/b && echo n >many/new/a/b/n && rm -rf many/3 && ln -s ../run.sh many/5/l" &&
+	sleep 0.1 &&
+	rm -rf ck-before && cp -a "$dir/checkpoints" ck-before &&
+	checkpoint_with 1 one &&
+	checkpoint_with 4 four &&
+	checkpoint_with "" default &&
+	grep "\"changed\":1[0-9][0-9]," one.json &&
+	for f in out list index objects; do
+		test_cmp one.$f four.$f && test_cmp one.$f default.$f || return 1
+	done &&
+	sleep 0.1 &&
+	holt sandbox checkpoint cp --json >again &&
+	grep "\"changed\":0," again
+'
+
 test_expect_success 'a torn or foreign stat cache is dropped, and the files read again' '
 	dir=$(cat dir) &&
 	commit_of() { sed "s/.*\"commit\":\"\([0-9a-f]*\)\".*/\1/" "$1"; } &&
