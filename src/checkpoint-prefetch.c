@@ -24,6 +24,7 @@
 #include "checkpoint-int.h"
 
 #define PREFETCH_MAX	4	/* threads */
+#define PREFETCH_QUEUE	256	/* open directories waiting; past: the scan's */
 
 struct pf_item {
 	int		 fd;
@@ -58,6 +59,17 @@ prefetch_threads(void)
 	return n > PREFETCH_MAX ? PREFETCH_MAX : (int)n;
 }
 
+static int
+pf_full(struct pf_pool *p)
+{
+	int	 full;
+
+	pthread_mutex_lock(&p->lock);
+	full = p->ntodo >= PREFETCH_QUEUE;
+	pthread_mutex_unlock(&p->lock);
+	return full;
+}
+
 static void
 pf_push(struct pf_pool *p, int fd, char *path, const struct stat *sb)
 {
@@ -73,7 +85,10 @@ pf_push(struct pf_pool *p, int fd, char *path, const struct stat *sb)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* Queue a subdirectory the scan will walk into. */
+/*
+ * Queue a subdirectory the scan will walk into, unless too many wait
+ * (each holds a descriptor): then the scan stats that one itself.
+ */
 static void
 pf_subdir(struct pf_pool *p, struct ckpt_pdir *d, size_t i)
 {
@@ -84,6 +99,8 @@ pf_subdir(struct pf_pool *p, struct ckpt_pdir *d, size_t i)
 		return;
 	if (strcmp(d->path, "root") == 0 &&
 	    strcmp(d->names[i], CKPT_OVERLAY_WORK) == 0)
+		return;
+	if (pf_full(p))
 		return;
 	fd = openat(d->fd, d->names[i], O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
 	    O_CLOEXEC);

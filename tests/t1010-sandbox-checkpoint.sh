@@ -195,13 +195,14 @@ checkpoint_with() {
 test_expect_success 'several threads scan a tree to the checkpoint one makes' '
 	dir=$(cat dir) &&
 	sbx "cd /workspace && i=0; while [ \$i -lt 60 ]; do echo \$i >>many/\$((i % 20))/f\$i; i=\$((i+1)); done &&
-		mkdir -p many/new/a/b && echo n >many/new/a/b/n && rm -rf many/3 && ln -s ../run.sh many/5/l" &&
+		mkdir -p many/new/a/b && echo n >many/new/a/b/n && rm -rf many/3 && ln -s ../run.sh many/5/l &&
+		i=0; while [ \$i -lt 300 ]; do mkdir -p wide/\$i/x && echo \$i >wide/\$i/x/f; i=\$((i+1)); done" &&
 	sleep 0.1 &&
 	rm -rf ck-before && cp -a "$dir/checkpoints" ck-before &&
 	checkpoint_with 1 one &&
 	checkpoint_with 4 four &&
 	checkpoint_with "" default &&
-	grep "\"changed\":1[0-9][0-9]," one.json &&
+	grep "\"changed\":4[0-9][0-9]," one.json &&
 	for f in out list index objects; do
 		test_cmp one.$f four.$f && test_cmp one.$f default.$f || return 1
 	done &&
