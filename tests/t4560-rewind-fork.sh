@@ -358,7 +358,7 @@ test_expect_success BWRAP,ROOT,TMUX 'a file made mode 000: no checkpoint, said i
 	command -v setpriv >/dev/null &&
 	u=$(mktemp -d) && chown 65534:65534 "$u" && chmod 755 "$u" &&
 	nr="setpriv --reuid 65534 --regid 65534 --clear-groups env HOME=$u HOLT_HOME=$u/home $HOLT_BUILD_DIR/holt -L nr" &&
-	test_when_finished "tui_stop; $nr kill-server; rm -rf $u" &&
+	test_when_finished "tui_stop; for s in \$(ls $u/home/data/sandboxes 2>/dev/null); do $nr sandbox rm \$s >/dev/null 2>&1; done; $nr kill-server; rm -rf $u" &&
 	cat >"$u/z.json" <<-\EOF &&
 	{ "turns": [
 	  { "tool_calls": [ { "name": "write_file", "arguments": { "path": "locked", "content": "secret\n" } } ] },
