@@ -1912,7 +1912,27 @@ svc_load(void)
 /* watch --------------------------------------------------------------- */
 
 static void
-watch_add_tree(struct watch *w, const char *dir, int depth)
+watch_emit(struct watch *w, const char *path, const char *kind, int dir)
+{
+	cJSON	*o;
+
+	if (w->c == NULL)
+		return;
+	o = event_new(w->id, "change");
+	cJSON_AddStringToObject(o, "path", path);
+	cJSON_AddStringToObject(o, "kind", kind);
+	cJSON_AddBoolToObject(o, "dir", dir);
+	client_send(w->c, o);
+}
+
+/*
+ * Watch dir and, depth levels down, its directories. With report set (a
+ * directory that appeared while watched), what is already in it is sent as
+ * "create": it may have been made before its watch was added, and inotify
+ * would never say so. A name may then be reported twice, never missed.
+ */
+static void
+watch_add_tree(struct watch *w, const char *dir, int depth, int report)
 {
 	int		 wd;
 	DIR		*d;
@@ -1936,11 +1956,16 @@ watch_add_tree(struct watch *w, const char *dir, int depth)
 	if (depth <= 0 || (d = opendir(dir)) == NULL)
 		return;
 	while ((de = readdir(d)) != NULL) {
-		if (de->d_type != DT_DIR || strcmp(de->d_name, ".") == 0 ||
+		if (strcmp(de->d_name, ".") == 0 ||
 		    strcmp(de->d_name, "..") == 0)
 			continue;
+		if (de->d_type != DT_DIR && !report)
+			continue;
 		sub = xprintf("%s/%s", dir, de->d_name);
-		watch_add_tree(w, sub, depth - 1);
+		if (report)
+			watch_emit(w, sub, "create", de->d_type == DT_DIR);
+		if (de->d_type == DT_DIR)
+			watch_add_tree(w, sub, depth - 1, report);
 		free(sub);
 	}
 	closedir(d);
@@ -1969,7 +1994,7 @@ op_watch(struct client *c, double id, const cJSON *req)
 	}
 	w->id = id;
 	w->c = c;
-	watch_add_tree(w, abs, json_bool(req, "recursive", 1) ? 32 : 0);
+	watch_add_tree(w, abs, json_bool(req, "recursive", 1) ? 32 : 0, 0);
 	free(abs);
 	w->next = watches;
 	watches = w;
@@ -1983,7 +2008,6 @@ watch_read(struct watch *w)
 	ssize_t				 n;
 	const struct inotify_event	*ev;
 	const char			*kind;
-	cJSON				*o;
 
 	n = read(w->fd, data, sizeof data);
 	if (n <= 0)
@@ -2008,17 +2032,10 @@ watch_read(struct watch *w)
 			continue;
 		path = ev->len > 0 ? xprintf("%s/%s", w->dirs[ev->wd],
 		    ev->name) : xstrdup(w->dirs[ev->wd]);
+		watch_emit(w, path, kind, (ev->mask & IN_ISDIR) != 0);
 		if ((ev->mask & (IN_CREATE | IN_MOVED_TO)) &&
 		    (ev->mask & IN_ISDIR))
-			watch_add_tree(w, path, 32);
-		if (w->c != NULL) {
-			o = event_new(w->id, "change");
-			cJSON_AddStringToObject(o, "path", path);
-			cJSON_AddStringToObject(o, "kind", kind);
-			cJSON_AddBoolToObject(o, "dir",
-			    (ev->mask & IN_ISDIR) != 0);
-			client_send(w->c, o);
-		}
+			watch_add_tree(w, path, 32, 1);
 		free(path);
 	}
 }
