@@ -19,9 +19,9 @@ screen() {
 test_expect_success TMUX 'sh opens a shell on a terminal of the window size' '
 	holt sandbox create --name tty >id &&
 	$T new-session -d -s s -x 100 -y 30 "$HOLT sandbox sh tty; echo sh-exit-\$?; sleep 30" &&
-	test_wait_for 100 "screen | grep -q :/workspace" &&
+	test_wait_for 300 "screen | grep -q :/workspace" &&
 	$T send-keys -t s "stty size; tty" Enter &&
-	test_wait_for 50 "screen | grep -q \"^30 100\$\"" &&
+	test_wait_for 300 "screen | grep -q \"^30 100\$\"" &&
 	screen | grep "^/dev/pts/"
 '
 
@@ -29,7 +29,7 @@ test_expect_success TMUX 'the size follows the terminal' '
 	$T resize-window -t s -x 120 -y 40 &&
 	sleep 0.3 &&
 	$T send-keys -t s "clear; stty size" Enter &&
-	test_wait_for 50 "screen | grep -q \"^40 120\$\""
+	test_wait_for 300 "screen | grep -q \"^40 120\$\""
 '
 
 test_expect_success TMUX '^C interrupts the command inside, not the shell' '
@@ -37,14 +37,14 @@ test_expect_success TMUX '^C interrupts the command inside, not the shell' '
 	sleep 0.5 &&
 	$T send-keys -t s C-c &&
 	$T send-keys -t s "echo after-sleep-\$?" Enter &&
-	test_wait_for 50 "screen | grep -q ^after-sleep-130" &&
+	test_wait_for 300 "screen | grep -q ^after-sleep-130" &&
 	$T send-keys -t s "echo still-here" Enter &&
-	test_wait_for 50 "screen | grep -q \"^still-here\""
+	test_wait_for 300 "screen | grep -q \"^still-here\""
 '
 
 test_expect_success TMUX 'exit ends sh with the shell'"'"'s status' '
 	$T send-keys -t s "exit 7" Enter &&
-	test_wait_for 50 "screen | grep -q sh-exit-7"
+	test_wait_for 300 "screen | grep -q sh-exit-7"
 '
 
 test_done
