@@ -28,15 +28,8 @@ trap 'kill $pid; wait $pid 2>/dev/null
 		HOLT_HOME=$CLOUD "$holt" sandbox rm "${d##*/}" >/dev/null 2>&1; done
 	rm -rf "$HOLT_HOME"' EXIT
 trap 'exit 1' INT TERM HUP PIPE
-n=0
-while ! grep -q listening "$HOLT_HOME/serve.out" && [ $n -lt 100 ]; do
-	sleep 0.1
-	n=$((n + 1))
-done
-E2B_API_URL=http://$(sed -n 's|.*http://||p' "$HOLT_HOME/serve.out")
-E2B_SANDBOX_URL=$E2B_API_URL
-E2B_API_KEY=$(HOLT_HOME=$CLOUD "$holt" e2b key)
-export E2B_API_URL E2B_SANDBOX_URL E2B_API_KEY
+. "$(dirname "$0")/e2b-env.inc"
+e2b_env "$CLOUD"
 
 p50() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }

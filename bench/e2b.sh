@@ -24,15 +24,8 @@ trap 'kill $pid; wait $pid 2>/dev/null; for d in "$HOLT_HOME"/data/sandboxes/sbx
 	"$holt" sandbox rm "${d##*/}" >/dev/null 2>&1; done; rm -rf "$HOLT_HOME"' EXIT
 # Killed (or its output closed: bench/e2b.sh | head), it still cleans up.
 trap 'exit 1' INT TERM HUP PIPE
-n=0
-while ! grep -q listening "$HOLT_HOME/serve.out" && [ $n -lt 100 ]; do
-	sleep 0.1
-	n=$((n + 1))
-done
-E2B_API_URL=http://$(sed -n 's|.*http://||p' "$HOLT_HOME/serve.out")
-E2B_SANDBOX_URL=$E2B_API_URL
-E2B_API_KEY=$("$holt" e2b key)
-export E2B_API_URL E2B_SANDBOX_URL E2B_API_KEY
+. "$(dirname "$0")/e2b-env.inc"
+e2b_env "$HOLT_HOME"
 node "$HOLT_SRC_DIR/bench/e2b.cjs"
 rss=$(awk '/VmHWM/ { print $2 }' /proc/$pid/status)
 echo "holt e2b serve peak RSS ${rss} kB"
